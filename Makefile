@@ -1,0 +1,71 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# srnic: the project's targets. The module itself is built by Kbuild.
+#
+#   make [KVER=...]      build srnic.ko for one kernel (default below)
+#   make modules-all     build for every supported kernel installed
+#   make lint            W=1, sparse and checkpatch --strict, both kernels
+#   make demo            set up, boot a guest, show srnic working
+#   make check           set up, lint, build, every test on both kernels
+#
+# Each kernel gets its own build tree, build/<kver>/, a copy of the
+# sources: Kbuild writes objects next to them, and the two kernels'
+# objects must not mix.
+
+SHELL := /bin/bash
+TOP := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+
+# Supported kernels: Debian 12's 6.1 and bookworm-backports' 6.12.
+KVERS ?= $(shell $(TOP)/scripts/kvers.sh)
+KVER ?= $(shell $(TOP)/scripts/kvers.sh --default)
+KDIR ?= /lib/modules/$(KVER)/build
+BUILD := $(TOP)/build
+
+SRCS := Kbuild $(shell cd $(TOP) && find drivers include -name '*.[ch]')
+
+.PHONY: all modules modules-all lint sparse checkpatch demo check clean deps \
+	selftests pyverbs
+
+all: modules
+
+deps:
+	$(TOP)/scripts/deps.sh
+
+# Copy the sources, build, and fail on any warning (the kernel's build
+# prints them; W=1 adds the extra ones, KBUILD_EXTRA=C=2 runs sparse).
+modules:
+	@test -n "$(KVER)" || { echo "no supported kernel headers (run make deps)"; exit 1; }
+	@mkdir -p $(BUILD)/$(KVER)
+	@cd $(TOP) && cp --parents -u $(SRCS) $(BUILD)/$(KVER)/
+	@echo "  BUILD   srnic.ko for $(KVER) $(KBUILD_EXTRA)"
+	@$(MAKE) -s -C $(KDIR) M=$(BUILD)/$(KVER) W=1 $(KBUILD_EXTRA) modules \
+		2>&1 | tee $(BUILD)/$(KVER)/build.log | grep -v 'Skipping BTF generation'; \
+	 test $${PIPESTATUS[0]} -eq 0
+	@if grep -E 'warning|error' $(BUILD)/$(KVER)/build.log; then \
+		echo "srnic: diagnostics building for $(KVER)"; exit 1; fi
+
+modules-all:
+	@test -n "$(KVERS)" || { echo "no supported kernel headers (run make deps)"; exit 1; }
+	@for v in $(KVERS); do $(MAKE) -s modules KVER=$$v || exit 1; done
+
+# sparse: C=2 checks every file; any sparse message fails the build.
+sparse:
+	@test -n "$(KVERS)" || { echo "no supported kernel headers (run make deps)"; exit 1; }
+	@for v in $(KVERS); do \
+		touch $(BUILD)/$$v/Kbuild 2>/dev/null; \
+		$(MAKE) -s modules KVER=$$v KBUILD_EXTRA="C=2" || exit 1; done
+
+checkpatch:
+	$(TOP)/scripts/checkpatch.sh
+
+lint: sparse checkpatch
+	@echo "lint: clean (W=1, sparse, checkpatch --strict) for: $(KVERS)"
+
+demo:
+	$(TOP)/scripts/demo.sh
+
+check:
+	$(TOP)/scripts/check.sh
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,576 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * srnic: queue pairs: creation with rings in librxe's layout, the state
+ * machine with attribute validation, query and destroy, and posting
+ * receives for kernel QPs.
+ */
+#include "srnic.h"
+
+/* Access rights a QP can grant to remote requests. */
+#define SRNIC_QP_ACCESS_FLAGS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
+			       IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
+
+/* Attributes srnic does not implement: alternate paths, resizing, rate. */
+#define SRNIC_QP_UNSUPPORTED_MASK (IB_QP_ALT_PATH | IB_QP_CAP | \
+				   IB_QP_RATE_LIMIT)
+
+static int srnic_qp_check_cap(struct srnic_dev *sdev,
+			      const struct ib_qp_init_attr *init)
+{
+	const struct ib_qp_cap *cap = &init->cap;
+
+	if (cap->max_send_wr > sdev->attr.max_qp_wr ||
+	    cap->max_send_sge > sdev->attr.max_send_sge ||
+	    cap->max_inline_data > SRNIC_MAX_INLINE) {
+		srnic_dbg(sdev, "send queue caps %u/%u/%u over the limits\n",
+			  cap->max_send_wr, cap->max_send_sge,
+			  cap->max_inline_data);
+		return -EINVAL;
+	}
+	if (init->srq)
+		return 0;
+	if (cap->max_recv_wr > sdev->attr.max_qp_wr ||
+	    cap->max_recv_sge > sdev->attr.max_recv_sge) {
+		srnic_dbg(sdev, "receive queue caps %u/%u over the limits\n",
+			  cap->max_recv_wr, cap->max_recv_sge);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * A send WQE is struct rxe_send_wqe followed by the SGE list, which
+ * doubles as the inline data area, as in librxe.
+ */
+static int srnic_qp_init_sq(struct srnic_qp *qp, struct ib_qp_init_attr *init)
+{
+	struct ib_qp_cap *cap = &init->cap;
+	u32 payload, num = max_t(u32, cap->max_send_wr, 1);
+	int err;
+
+	payload = max_t(u32, cap->max_send_sge * sizeof(struct rxe_sge),
+			cap->max_inline_data);
+	payload = max_t(u32, payload, sizeof(struct rxe_sge));
+	err = srnic_queue_init(&qp->sq.queue, &num,
+			       sizeof(struct rxe_send_wqe) + payload,
+			       qp->is_user ? SRNIC_QUEUE_FROM_USER :
+					     SRNIC_QUEUE_KERNEL);
+	if (err)
+		return err;
+	spin_lock_init(&qp->sq.lock);
+	qp->sq.max_wr = num;
+	qp->sq.max_sge = payload / sizeof(struct rxe_sge);
+	qp->sq.max_inline = payload;
+	cap->max_send_wr = num;
+	cap->max_send_sge = qp->sq.max_sge;
+	cap->max_inline_data = qp->sq.max_inline;
+	return 0;
+}
+
+static int srnic_qp_init_rq(struct srnic_qp *qp, struct ib_qp_init_attr *init)
+{
+	struct ib_qp_cap *cap = &init->cap;
+	u32 sge = max_t(u32, cap->max_recv_sge, 1);
+	u32 num = max_t(u32, cap->max_recv_wr, 1);
+	int err;
+
+	err = srnic_queue_init(&qp->rq.queue, &num,
+			       sizeof(struct rxe_recv_wqe) +
+			       sge * sizeof(struct rxe_sge),
+			       qp->is_user ? SRNIC_QUEUE_FROM_USER :
+					     SRNIC_QUEUE_KERNEL);
+	if (err)
+		return err;
+	spin_lock_init(&qp->rq.lock);
+	qp->rq.max_wr = num;
+	qp->rq.max_sge = sge;
+	cap->max_recv_wr = num;
+	cap->max_recv_sge = sge;
+	return 0;
+}
+
+static int srnic_qp_alloc_qpn(struct srnic_dev *sdev, struct srnic_qp *qp,
+			      enum ib_qp_type type)
+{
+	u32 qpn;
+	int err;
+
+	if (type == IB_QPT_GSI) {
+		/* One GSI QP per port, created by the MAD layer. */
+		err = xa_insert_irq(&sdev->qp_xa, 1, qp, GFP_KERNEL);
+		qpn = 1;
+	} else {
+		err = xa_alloc_cyclic_irq(&sdev->qp_xa, &qpn, qp,
+					  XA_LIMIT(SRNIC_MIN_QPN, SRNIC_MAX_QPN),
+					  &sdev->qpn_next, GFP_KERNEL);
+		if (err > 0)
+			err = 0;
+	}
+	if (err)
+		return err == -EBUSY ? -EEXIST : err;
+	qp->ibqp.qp_num = qpn;
+	return 0;
+}
+
+/**
+ * srnic_create_qp() - create a queue pair
+ * @ibqp: the QP (allocated by the core; PD, CQs and SRQ set)
+ * @init: type and capabilities; the capabilities are rounded up to what
+ *	the rings provide and reported back
+ * @udata: for a user QP, receives the rings' mmap cookies
+ *
+ * Context: process context.
+ * Return: 0 or -errno: -EOPNOTSUPP for QP types and creation flags srnic
+ * does not implement, -EINVAL for capabilities over the device limits,
+ * -ENOMEM past max_qp.
+ */
+int srnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+		    struct ib_udata *udata)
+{
+	struct srnic_dev *sdev = to_sdev(ibqp->device);
+	struct srnic_qp *qp = to_sqp(ibqp);
+	struct rxe_create_qp_resp resp = {};
+	int err;
+
+	switch (init->qp_type) {
+	case IB_QPT_RC:
+	case IB_QPT_UC:
+	case IB_QPT_UD:
+		break;
+	case IB_QPT_GSI:
+		if (udata)
+			return -EINVAL;
+		break;
+	default:
+		srnic_dbg(sdev, "QP type %d not supported\n", init->qp_type);
+		return -EOPNOTSUPP;
+	}
+	if (init->create_flags) {
+		srnic_dbg(sdev, "create flags %#x not supported\n",
+			  init->create_flags);
+		return -EOPNOTSUPP;
+	}
+	if (init->port_num > 1 || !init->send_cq || !init->recv_cq)
+		return -EINVAL;
+	if (init->srq && to_ssrq(init->srq)->is_user != !!udata)
+		return -EINVAL;
+	err = srnic_qp_check_cap(sdev, init);
+	if (err)
+		return err;
+	if (udata && udata->outlen < sizeof(resp))
+		return -EINVAL;
+	if (!srnic_obj_get(&sdev->n_qp, sdev->attr.max_qp))
+		return -ENOMEM;
+
+	mutex_init(&qp->state_lock);
+	qp->state = IB_QPS_RESET;
+	qp->is_user = !!udata;
+	qp->srq = to_ssrq(init->srq);
+	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
+	qp->port_num = 1;
+	qp->path_mtu = IB_MTU_1024;
+
+	err = srnic_qp_init_sq(qp, init);
+	if (err)
+		goto out_put;
+	if (qp->srq) {
+		init->cap.max_recv_wr = 0;
+		init->cap.max_recv_sge = 0;
+	} else {
+		err = srnic_qp_init_rq(qp, init);
+		if (err)
+			goto out_sq;
+	}
+
+	if (udata) {
+		struct ib_ucontext *uctx = srnic_udata_uctx(udata);
+
+		if (!qp->srq) {
+			err = srnic_queue_publish(&qp->rq.queue, uctx,
+						  &resp.rq_mi);
+			if (err)
+				goto out_rq;
+		}
+		err = srnic_queue_publish(&qp->sq.queue, uctx, &resp.sq_mi);
+		if (err)
+			goto out_rq;
+		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+		if (err)
+			goto out_rq;
+	}
+
+	err = srnic_qp_alloc_qpn(sdev, qp, init->qp_type);
+	if (err)
+		goto out_rq;
+	srnic_dbg_qp(qp, "created, type %d, sq %u x %u, rq %u x %u%s\n",
+		     init->qp_type, qp->sq.max_wr, qp->sq.max_sge,
+		     qp->rq.max_wr, qp->rq.max_sge, udata ? ", user" : "");
+	return 0;
+
+out_rq:
+	if (!qp->srq)
+		srnic_queue_cleanup(&qp->rq.queue);
+out_sq:
+	srnic_queue_cleanup(&qp->sq.queue);
+out_put:
+	srnic_obj_put(&sdev->n_qp);
+	return err;
+}
+
+/**
+ * srnic_check_qp_attr() - validate a modify_qp request
+ * @sdev: the device
+ * @type: the QP type
+ * @cur: the QP's current state
+ * @attr: the attributes
+ * @mask: which of them are set
+ *
+ * The state transition and the attribute mask are checked against the IBA
+ * table (ib_modify_qp_is_ok()); then each attribute against its range and
+ * the device limits.
+ *
+ * Context: any.
+ * Return: 0, -EINVAL for an illegal request, -EOPNOTSUPP for an attribute
+ * srnic does not implement.
+ */
+int srnic_check_qp_attr(struct srnic_dev *sdev, enum ib_qp_type type,
+			enum ib_qp_state cur, const struct ib_qp_attr *attr,
+			int mask)
+{
+	enum ib_qp_state new = (mask & IB_QP_STATE) ? attr->qp_state : cur;
+
+	if ((mask & IB_QP_STATE) && attr->qp_state > IB_QPS_ERR)
+		return -EINVAL;
+	if ((mask & IB_QP_CUR_STATE) && attr->cur_qp_state != cur) {
+		srnic_dbg(sdev, "cur_qp_state %d, but the QP is in %d\n",
+			  attr->cur_qp_state, cur);
+		return -EINVAL;
+	}
+	if (!ib_modify_qp_is_ok(cur, new, type, mask)) {
+		srnic_dbg(sdev, "transition %d -> %d with mask %#x illegal for type %d\n",
+			  cur, new, mask, type);
+		return -EINVAL;
+	}
+	if (mask & SRNIC_QP_UNSUPPORTED_MASK)
+		return -EOPNOTSUPP;
+	if ((mask & IB_QP_PATH_MIG_STATE) &&
+	    attr->path_mig_state != IB_MIG_MIGRATED)
+		return -EOPNOTSUPP;
+	if ((mask & IB_QP_PORT) && attr->port_num != 1)
+		return -EINVAL;
+	if ((mask & IB_QP_PKEY_INDEX) && attr->pkey_index >= SRNIC_MAX_PKEYS)
+		return -EINVAL;
+	if ((mask & IB_QP_ACCESS_FLAGS) &&
+	    (attr->qp_access_flags & ~SRNIC_QP_ACCESS_FLAGS))
+		return -EINVAL;
+	if ((mask & IB_QP_PATH_MTU) &&
+	    (attr->path_mtu < IB_MTU_256 || attr->path_mtu > IB_MTU_4096))
+		return -EINVAL;
+	if ((mask & IB_QP_TIMEOUT) && attr->timeout > 31)
+		return -EINVAL;
+	if ((mask & IB_QP_RETRY_CNT) && attr->retry_cnt > 7)
+		return -EINVAL;
+	if ((mask & IB_QP_RNR_RETRY) && attr->rnr_retry > 7)
+		return -EINVAL;
+	if ((mask & IB_QP_MIN_RNR_TIMER) && attr->min_rnr_timer > 31)
+		return -EINVAL;
+	if ((mask & IB_QP_RQ_PSN) && (attr->rq_psn & ~0xffffffU))
+		return -EINVAL;
+	if ((mask & IB_QP_SQ_PSN) && (attr->sq_psn & ~0xffffffU))
+		return -EINVAL;
+	if ((mask & IB_QP_DEST_QPN) && (attr->dest_qp_num & ~0xffffffU))
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
+	    attr->max_rd_atomic > sdev->attr.max_qp_init_rd_atom)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
+	    attr->max_dest_rd_atomic > sdev->attr.max_qp_rd_atom)
+		return -EINVAL;
+	return 0;
+}
+
+/* Caller holds qp->state_lock. */
+static void srnic_qp_reset(struct srnic_qp *qp)
+{
+	spin_lock_irq(&qp->sq.lock);
+	srnic_queue_reset(&qp->sq.queue);
+	spin_unlock_irq(&qp->sq.lock);
+	if (!qp->srq) {
+		spin_lock_irq(&qp->rq.lock);
+		srnic_queue_reset(&qp->rq.queue);
+		spin_unlock_irq(&qp->rq.lock);
+	}
+	qp->av_valid = false;
+}
+
+static void srnic_qp_event(struct srnic_qp *qp, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = qp->ibqp.device,
+		.element.qp = &qp->ibqp,
+		.event = type,
+	};
+
+	if (qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
+/**
+ * srnic_modify_qp() - change a QP's state and attributes
+ * @ibqp: the QP
+ * @attr: the attributes
+ * @mask: which of them are set
+ * @udata: librxe sends no driver data
+ *
+ * All-or-nothing: an invalid request changes nothing.
+ *
+ * Context: process context.
+ * Return: 0 or -errno (see srnic_check_qp_attr()).
+ */
+int srnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		    struct ib_udata *udata)
+{
+	struct srnic_dev *sdev = to_sdev(ibqp->device);
+	struct srnic_qp *qp = to_sqp(ibqp);
+	struct srnic_av av;
+	int err;
+
+	if (mask & ~IB_QP_ATTR_STANDARD_BITS)
+		return -EOPNOTSUPP;
+
+	mutex_lock(&qp->state_lock);
+	err = srnic_check_qp_attr(sdev, ibqp->qp_type, qp->state, attr, mask);
+	if (!err && (mask & IB_QP_AV))
+		err = srnic_av_from_attr(sdev, &av, &attr->ah_attr);
+	if (err)
+		goto out;
+
+	if (mask & IB_QP_AV) {
+		qp->av = av;
+		qp->av_valid = true;
+	}
+	if (mask & IB_QP_QKEY)
+		qp->qkey = attr->qkey;
+	if (mask & IB_QP_SQ_PSN)
+		qp->sq_psn = attr->sq_psn;
+	if (mask & IB_QP_RQ_PSN)
+		qp->rq_psn = attr->rq_psn;
+	if (mask & IB_QP_DEST_QPN)
+		qp->dest_qpn = attr->dest_qp_num;
+	if (mask & IB_QP_ACCESS_FLAGS)
+		qp->access_flags = attr->qp_access_flags;
+	if (mask & IB_QP_PATH_MTU)
+		qp->path_mtu = attr->path_mtu;
+	if (mask & IB_QP_PKEY_INDEX)
+		qp->pkey_index = attr->pkey_index;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		qp->max_rd_atomic = attr->max_rd_atomic;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		qp->max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	if (mask & IB_QP_MIN_RNR_TIMER)
+		qp->min_rnr_timer = attr->min_rnr_timer;
+	if (mask & IB_QP_TIMEOUT)
+		qp->timeout = attr->timeout;
+	if (mask & IB_QP_RETRY_CNT)
+		qp->retry_cnt = attr->retry_cnt;
+	if (mask & IB_QP_RNR_RETRY)
+		qp->rnr_retry = attr->rnr_retry;
+	if (mask & IB_QP_EN_SQD_ASYNC_NOTIFY)
+		qp->sqd_notify = attr->en_sqd_async_notify;
+
+	if (mask & IB_QP_STATE) {
+		enum ib_qp_state new = attr->qp_state;
+
+		srnic_dbg_qp(qp, "state %d -> %d\n", qp->state, new);
+		if (new == IB_QPS_RESET)
+			srnic_qp_reset(qp);
+		WRITE_ONCE(qp->state, new);
+		/*
+		 * Nothing is ever in flight without the data path, so the
+		 * send queue is drained the moment it is asked to be.
+		 */
+		if (new == IB_QPS_SQD && qp->sqd_notify)
+			srnic_qp_event(qp, IB_EVENT_SQ_DRAINED);
+	}
+out:
+	mutex_unlock(&qp->state_lock);
+	return err;
+}
+
+/**
+ * srnic_query_qp() - report a QP's attributes
+ * @ibqp: the QP
+ * @attr: filled in
+ * @mask: ignored: every attribute is reported
+ * @init: filled in with the creation attributes
+ *
+ * Context: process context.
+ * Return: 0.
+ */
+int srnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
+		   struct ib_qp_init_attr *init)
+{
+	struct srnic_dev *sdev = to_sdev(ibqp->device);
+	struct srnic_qp *qp = to_sqp(ibqp);
+
+	memset(attr, 0, sizeof(*attr));
+	memset(init, 0, sizeof(*init));
+
+	mutex_lock(&qp->state_lock);
+	attr->qp_state = qp->state;
+	attr->cur_qp_state = qp->state;
+	attr->path_mtu = qp->path_mtu;
+	attr->path_mig_state = IB_MIG_MIGRATED;
+	attr->qkey = qp->qkey;
+	attr->rq_psn = qp->rq_psn;
+	attr->sq_psn = qp->sq_psn;
+	attr->dest_qp_num = qp->dest_qpn;
+	attr->qp_access_flags = qp->access_flags;
+	attr->pkey_index = qp->pkey_index;
+	attr->port_num = qp->port_num;
+	attr->en_sqd_async_notify = qp->sqd_notify;
+	attr->sq_draining = 0;
+	attr->max_rd_atomic = qp->max_rd_atomic;
+	attr->max_dest_rd_atomic = qp->max_dest_rd_atomic;
+	attr->min_rnr_timer = qp->min_rnr_timer;
+	attr->timeout = qp->timeout;
+	attr->retry_cnt = qp->retry_cnt;
+	attr->rnr_retry = qp->rnr_retry;
+	if (qp->av_valid)
+		srnic_av_to_attr(sdev, &qp->av, &attr->ah_attr);
+	mutex_unlock(&qp->state_lock);
+
+	attr->cap.max_send_wr = qp->sq.max_wr;
+	attr->cap.max_send_sge = qp->sq.max_sge;
+	attr->cap.max_inline_data = qp->sq.max_inline;
+	if (!qp->srq) {
+		attr->cap.max_recv_wr = qp->rq.max_wr;
+		attr->cap.max_recv_sge = qp->rq.max_sge;
+	}
+
+	init->qp_type = ibqp->qp_type;
+	init->send_cq = ibqp->send_cq;
+	init->recv_cq = ibqp->recv_cq;
+	init->srq = ibqp->srq;
+	init->cap = attr->cap;
+	init->sq_sig_type = qp->sq_sig_all ? IB_SIGNAL_ALL_WR :
+					     IB_SIGNAL_REQ_WR;
+	init->port_num = qp->port_num;
+	return 0;
+}
+
+/**
+ * srnic_destroy_qp() - destroy a queue pair
+ * @ibqp: the QP
+ * @udata: unused
+ *
+ * Context: process context.
+ * Return: 0.
+ */
+int srnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	struct srnic_dev *sdev = to_sdev(ibqp->device);
+	struct srnic_qp *qp = to_sqp(ibqp);
+
+	xa_erase_irq(&sdev->qp_xa, ibqp->qp_num);
+	if (!qp->srq)
+		srnic_queue_cleanup(&qp->rq.queue);
+	srnic_queue_cleanup(&qp->sq.queue);
+	mutex_destroy(&qp->state_lock);
+	srnic_obj_put(&sdev->n_qp);
+	return 0;
+}
+
+/**
+ * srnic_post_send() - the send doorbell
+ * @ibqp: the QP
+ * @wr: work requests (kernel QPs), or none (librxe's doorbell)
+ * @bad_wr: the first request not posted
+ *
+ * The transmit pipeline (WQE prefetch, TX gate, packet build) is not part
+ * of this driver version: nothing is accepted that would not be sent.
+ *
+ * Context: any; never sleeps.
+ * Return: -EOPNOTSUPP.
+ */
+int srnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr)
+{
+	*bad_wr = wr;
+	return -EOPNOTSUPP;
+}
+
+/**
+ * srnic_wq_post_recv() - write one receive WQE into a kernel ring
+ * @wq: the RQ or SRQ; caller holds @wq->lock
+ * @wr: the request
+ *
+ * Context: any; never sleeps.
+ * Return: 0, -EINVAL for too many SGEs, -ENOMEM if the ring is full.
+ */
+int srnic_wq_post_recv(struct srnic_wq *wq, const struct ib_recv_wr *wr)
+{
+	struct rxe_recv_wqe *wqe;
+	u32 length = 0;
+	int i;
+
+	if (unlikely(wr->num_sge < 0 || wr->num_sge > wq->max_sge))
+		return -EINVAL;
+	if (unlikely(srnic_queue_full(&wq->queue)))
+		return -ENOMEM;
+
+	wqe = srnic_queue_addr(&wq->queue, srnic_queue_producer(&wq->queue));
+	wqe->wr_id = wr->wr_id;
+	wqe->dma.num_sge = wr->num_sge;
+	wqe->dma.cur_sge = 0;
+	wqe->dma.sge_offset = 0;
+	for (i = 0; i < wr->num_sge; i++) {
+		wqe->dma.sge[i].addr = wr->sg_list[i].addr;
+		wqe->dma.sge[i].length = wr->sg_list[i].length;
+		wqe->dma.sge[i].lkey = wr->sg_list[i].lkey;
+		length += wr->sg_list[i].length;
+	}
+	wqe->dma.length = length;
+	wqe->dma.resid = length;
+	srnic_queue_advance_producer(&wq->queue);
+	return 0;
+}
+
+/**
+ * srnic_post_recv() - post receive WQEs on a kernel QP
+ * @ibqp: the QP; user QPs post into their mapped ring directly
+ * @wr: the requests
+ * @bad_wr: the first request not posted
+ *
+ * Receives can be posted in every state but RESET; they wait in the ring
+ * for the receive pipeline.
+ *
+ * Context: any; never sleeps.
+ * Return: 0 or -errno.
+ */
+int srnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr)
+{
+	struct srnic_qp *qp = to_sqp(ibqp);
+	unsigned long flags;
+	int err = 0;
+
+	if (unlikely(qp->is_user || qp->srq)) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	if (unlikely(READ_ONCE(qp->state) == IB_QPS_RESET)) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	spin_lock_irqsave(&qp->rq.lock, flags);
+	for (; wr; wr = wr->next) {
+		err = srnic_wq_post_recv(&qp->rq, wr);
+		if (err) {
+			*bad_wr = wr;
+			break;
+		}
+	}
+	spin_unlock_irqrestore(&qp->rq.lock, flags);
+	return err;
+}

@@ -1,0 +1,273 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# Helpers for srnic's kselftest-style shell tests.  Source it from bash:
+#
+#	. "$(dirname "$0")/lib.sh"
+#
+# The tests run as root inside the QEMU guest of scripts/vm.sh (they need
+# modules and namespaces); results go to stdout as KTAP/TAP, extra files to
+# "$SRNIC_OUT" when set.
+#
+# KTAP: modelled on tools/testing/selftests/kselftest/ktap_helpers.sh
+#	ktap_print_header; ktap_set_plan N
+#	ktap_test_pass DESC | ktap_test_fail DESC | ktap_test_skip DESC REASON
+#	ktap_test_result DESC CMD...	(pass/fail by CMD's status)
+#	ktap_print_msg TEXT		(a "# TEXT" diagnostic line)
+#	ktap_finished			(totals; exit 1 on any fail or a plan
+#					 mismatch, 4 if all skipped, else 0)
+# Namespaces and cleanup: modelled on tools/testing/selftests/net/lib.sh
+#	setup_ns VAR...			(VAR=<lowercase var>-XXXXXX, a new netns)
+#	setup_veth_pair NS_A NS_B [X]	(veth NS_A<->NS_B ("-": current netns),
+#					 10.99.X.0/24 and fd00:99:X::/64;
+#					 sets VETH_A VETH_B
+#					 VETH_A_IP4 VETH_B_IP4 VETH_A_IP6 VETH_B_IP6)
+#	defer CMD...			(run CMD at exit, last registered first)
+#	cleanup_all			(run deferred cmds, delete the netns)
+#	require_root; require_cmd CMD...	(skip the rest if not met)
+#	wait_until SECS CMD...		(poll CMD every 0.1 s until it succeeds)
+# Kernel log
+#	dmesg_mark; dmesg_splats	(print BUG/WARNING/Oops/... lines logged
+#					 since the mark; fails if there are none)
+# RDMA
+#	rdma_gid_index DEV ADDR [PORT]	(index of the RoCE v2 GID for ADDR)
+
+KSFT_PASS=0
+KSFT_FAIL=1
+KSFT_XFAIL=2
+KSFT_XPASS=3
+KSFT_SKIP=4
+export KSFT_PASS KSFT_FAIL KSFT_XFAIL KSFT_XPASS KSFT_SKIP
+
+KTAP_TESTNO=1
+KTAP_CNT_PASS=0
+KTAP_CNT_FAIL=0
+KTAP_CNT_SKIP=0
+KTAP_PLAN=
+KTAP_HEADER_DONE=0
+
+# --- KTAP --------------------------------------------------------------------
+
+ktap_print_header() {
+	[ "$KTAP_HEADER_DONE" -eq 1 ] && return
+	echo "TAP version 13"
+	KTAP_HEADER_DONE=1
+}
+
+ktap_print_msg() {
+	echo "# $*"
+}
+
+ktap_set_plan() {
+	KTAP_PLAN=$1
+	echo "1..$1"
+}
+
+__ktap_test() {	# RESULT DESC [DIRECTIVE]
+	local directive=${3:+ # $3}
+	echo "$1 $KTAP_TESTNO $2$directive"
+	KTAP_TESTNO=$((KTAP_TESTNO + 1))
+}
+
+ktap_test_pass() {
+	__ktap_test "ok" "$1"
+	KTAP_CNT_PASS=$((KTAP_CNT_PASS + 1))
+}
+
+ktap_test_fail() {
+	__ktap_test "not ok" "$1"
+	KTAP_CNT_FAIL=$((KTAP_CNT_FAIL + 1))
+}
+
+ktap_test_skip() {	# DESC [REASON]
+	__ktap_test "ok" "$1" "SKIP${2:+ $2}"
+	KTAP_CNT_SKIP=$((KTAP_CNT_SKIP + 1))
+}
+
+# ktap_test_result DESC CMD...: run CMD, pass or fail on its exit status.
+# CMD's output is shown as "# " diagnostics so the TAP stream stays parsable.
+ktap_test_result() {
+	local desc=$1 out rc=0
+	shift
+	out=$("$@" 2>&1) || rc=$?
+	if [ $rc -eq 0 ]; then
+		ktap_test_pass "$desc"
+	else
+		[ -n "$out" ] && printf '%s\n' "$out" | sed 's/^/# /'
+		ktap_print_msg "'$*' exited $rc"
+		ktap_test_fail "$desc"
+	fi
+	return $rc
+}
+
+ktap_print_totals() {
+	echo "# Totals: pass:$KTAP_CNT_PASS fail:$KTAP_CNT_FAIL xfail:0 xpass:0 skip:$KTAP_CNT_SKIP error:0"
+}
+
+ktap_finished() {
+	local ran=$((KTAP_TESTNO - 1))
+
+	ktap_print_totals
+	if [ -n "$KTAP_PLAN" ] && [ "$ran" -ne "$KTAP_PLAN" ]; then
+		ktap_print_msg "planned $KTAP_PLAN tests but ran $ran"
+		exit "$KSFT_FAIL"
+	fi
+	[ "$KTAP_CNT_FAIL" -eq 0 ] || exit "$KSFT_FAIL"
+	if [ "$KTAP_CNT_PASS" -eq 0 ] && [ "$KTAP_CNT_SKIP" -gt 0 ]; then
+		exit "$KSFT_SKIP"
+	fi
+	exit "$KSFT_PASS"
+}
+
+# Skip whatever is left: the whole test if no plan was printed yet, else
+# every remaining planned test; then exit through ktap_finished.
+ktap_skip_rest() {	# REASON
+	if [ -z "$KTAP_PLAN" ]; then
+		ktap_print_header
+		echo "1..0 # SKIP $1"
+		exit "$KSFT_SKIP"
+	fi
+	while [ "$KTAP_TESTNO" -le "$KTAP_PLAN" ]; do
+		ktap_test_skip "test $KTAP_TESTNO" "$1"
+	done
+	ktap_finished
+}
+
+require_root() {
+	[ "$(id -u)" -eq 0 ] || ktap_skip_rest "needs root"
+}
+
+require_cmd() {	# CMD...
+	local c
+	for c in "$@"; do
+		command -v "$c" >/dev/null 2>&1 || ktap_skip_rest "'$c' not installed"
+	done
+}
+
+wait_until() {	# SECS CMD...
+	local end=$(($(date +%s) + $1))
+	shift
+	until "$@"; do
+		[ "$(date +%s)" -lt "$end" ] || return 1
+		sleep 0.1
+	done
+}
+
+# --- cleanup -----------------------------------------------------------------
+
+DEFER_CMDS=()	# each entry: one command, already shell-quoted
+NS_LIST=()
+
+# defer CMD...: run CMD at exit (cleanup_all), the latest deferred first.
+defer() {
+	DEFER_CMDS+=("$(printf '%q ' "$@")")
+}
+
+cleanup_ns() {	# NS...
+	local ns
+	for ns in "$@"; do
+		ip netns pids "$ns" 2>/dev/null | xargs -r kill 2>/dev/null
+		ip netns del "$ns" 2>/dev/null
+	done
+}
+
+cleanup_all() {
+	local i
+	for ((i = ${#DEFER_CMDS[@]} - 1; i >= 0; i--)); do
+		eval "${DEFER_CMDS[i]}" >/dev/null 2>&1 || true
+	done
+	DEFER_CMDS=()
+	[ ${#NS_LIST[@]} -eq 0 ] || cleanup_ns "${NS_LIST[@]}"
+	NS_LIST=()
+}
+
+# Keep the test's own exit status: the trap must not replace it.
+__lib_exit() {
+	local rc=$?
+	cleanup_all
+	exit "$rc"
+}
+trap __lib_exit EXIT
+
+# --- namespaces --------------------------------------------------------------
+
+# setup_ns VAR...: for each VAR, create netns "<var>-XXXXXX" (unique, so
+# parallel runs and leftovers do not clash), bring lo up, and set VAR to its
+# name.  The netns are deleted by cleanup_all.
+setup_ns() {
+	local var ns
+	for var in "$@"; do
+		ns="${var,,}-$(mktemp -u XXXXXX)"
+		ip netns add "$ns" || return 1
+		NS_LIST+=("$ns")
+		ip -n "$ns" link set lo up || return 1
+		printf -v "$var" '%s' "$ns"
+	done
+}
+
+VETH_IDX=0
+
+__ip_in() {	# NS ARGS...: ip in netns NS, "-" being the current one
+	local ns=$1
+	shift
+	if [ "$ns" = - ]; then ip "$@"; else ip -n "$ns" "$@"; fi
+}
+
+# setup_veth_pair NS_A NS_B [X]: a veth pair with one end in each netns
+# (namespace names, e.g. "$NS_A"; "-" is the current netns), addresses
+# 10.99.X.1/24 + fd00:99:X::1/64 on the NS_A end and .2 / ::2 on the NS_B
+# end, both up.  X defaults to a counter starting at 1.  Exports VETH_A
+# VETH_B (ifnames: vethXa, vethXb), VETH_A_IP4 VETH_B_IP4 VETH_A_IP6
+# VETH_B_IP6 (addresses, no prefix length).  A veth end in the current netns
+# is deleted by cleanup_all; the others go with their netns.
+setup_veth_pair() {
+	local a=$1 b=$2 x=${3:-$((VETH_IDX + 1))}
+	local in_a=() in_b=()
+	VETH_IDX=$x
+	VETH_A=veth${x}a VETH_B=veth${x}b
+	VETH_A_IP4=10.99.$x.1 VETH_B_IP4=10.99.$x.2
+	VETH_A_IP6=fd00:99:$x::1 VETH_B_IP6=fd00:99:$x::2
+	export VETH_A VETH_B VETH_A_IP4 VETH_B_IP4 VETH_A_IP6 VETH_B_IP6
+
+	[ "$a" = - ] || in_a=(netns "$a")
+	[ "$b" = - ] || in_b=(netns "$b")
+	ip link add "$VETH_A" "${in_a[@]}" type veth peer name "$VETH_B" "${in_b[@]}" || return 1
+	if [ "$a" = - ]; then defer ip link del "$VETH_A"
+	elif [ "$b" = - ]; then defer ip link del "$VETH_B"
+	fi
+	__ip_in "$a" addr add "$VETH_A_IP4/24" dev "$VETH_A" &&
+	__ip_in "$b" addr add "$VETH_B_IP4/24" dev "$VETH_B" &&
+	__ip_in "$a" addr add "$VETH_A_IP6/64" dev "$VETH_A" nodad &&
+	__ip_in "$b" addr add "$VETH_B_IP6/64" dev "$VETH_B" nodad &&
+	__ip_in "$a" link set "$VETH_A" up &&
+	__ip_in "$b" link set "$VETH_B" up
+}
+
+# --- kernel log --------------------------------------------------------------
+
+# What scripts/vm.sh --fail-on-splat looks for, too.
+KERNEL_SPLAT_RE='BUG:|WARNING:|Oops|KASAN|UBSAN|possible circular locking|sleeping function called from invalid context|kmemleak|general protection fault|Call Trace|soft lockup|hard LOCKUP|blocked for more than|rcu.*detected stall'
+DMESG_MARK=0
+
+dmesg_mark() {
+	DMESG_MARK=$(dmesg | wc -l)
+}
+
+dmesg_splats() {
+	dmesg | tail -n +$((DMESG_MARK + 1)) | grep -E "$KERNEL_SPLAT_RE"
+}
+
+# --- RDMA --------------------------------------------------------------------
+
+# rdma_gid_index DEV ADDR [PORT]: print the index of DEV's RoCE v2 GID for
+# the IP address ADDR (IPv4 as a.b.c.d, found as ::ffff:a.b.c.d; IPv6 in the
+# compressed form ibv_devinfo prints).  Fails if there is none (yet): GIDs are
+# added asynchronously after the address or the device appears, so poll with
+# wait_until.  The GID table is per device, whatever netns asks.
+rdma_gid_index() {
+	local dev=$1 addr=$2 port=${3:-1}
+	case $addr in *.*.*.*) addr=::ffff:$addr ;; esac
+	ibv_devinfo -d "$dev" -i "$port" -v 2>/dev/null |
+		sed -n 's/^[[:space:]]*GID\[ *\([0-9]*\)\]:[[:space:]]*\([^,]*\), RoCE v2$/\1 \2/p' |
+		awk -v a="$addr" '$2 == a { print $1; found = 1; exit } END { exit !found }'
+}
