@@ -53,6 +53,8 @@ void srnic_init_device_attr(struct srnic_dev *sdev, struct net_device *ndev)
 	a->max_qp_wr = SRNIC_MAX_QP_WR;
 	a->device_cap_flags = IB_DEVICE_SRQ_RESIZE | IB_DEVICE_SYS_IMAGE_GUID |
 			      IB_DEVICE_PORT_ACTIVE_EVENT;
+	/* "rdma link delete" may remove the device. */
+	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	a->max_send_sge = SRNIC_MAX_SGE;
 	a->max_recv_sge = SRNIC_MAX_SGE;
 	a->max_sge_rd = SRNIC_MAX_SGE;

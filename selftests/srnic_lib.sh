@@ -1,0 +1,65 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+#
+# srnic helpers for the selftests, on top of lib.sh (KTAP, namespaces).
+#
+#	srnic_load			insmod the srnic.ko built for this kernel
+#	srnic_unload			rmmod srnic (if loaded)
+#	srnic_two_hosts			namespaces NS_A, NS_B joined by a veth
+#					pair (VETH_A in NS_A, VETH_B in NS_B)
+#	srnic_link_add NS NAME NETDEV	"rdma link add NAME type srnic" in NS
+#	srnic_gid_wait DEV ADDR		wait for DEV's RoCEv2 GID of ADDR,
+#					print its index
+SRNIC_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# shellcheck source=selftests/lib.sh
+. "$SRNIC_TOP/selftests/lib.sh"
+
+SRNIC_KO=${SRNIC_KO:-$SRNIC_TOP/build/$(uname -r)/srnic.ko}
+SRNIC_BIN=${SRNIC_BIN:-$SRNIC_TOP/build/selftests}
+
+srnic_require() {
+	require_root
+	require_cmd rdma ip ibv_devices ibv_devinfo
+	[ -f "$SRNIC_KO" ] || ktap_skip_rest "no $SRNIC_KO (run make)"
+}
+
+srnic_load() {
+	local dep
+	lsmod | grep -q '^srnic ' && return 0
+	# insmod does not resolve dependencies: load them from the running
+	# kernel's tree first (ib_core, ib_uverbs, the UDP tunnel helpers).
+	for dep in $(modinfo -F depends "$SRNIC_KO" | tr , ' '); do
+		modprobe "$dep" || return 1
+	done
+	insmod "$SRNIC_KO"
+}
+
+srnic_unload() {
+	! lsmod | grep -q '^srnic ' || rmmod srnic
+}
+
+srnic_two_hosts() {
+	setup_ns NS_A NS_B && setup_veth_pair "$NS_A" "$NS_B"
+}
+
+srnic_link_add() {	# NS NAME NETDEV
+	ip netns exec "$1" rdma link add "$2" type srnic netdev "$3"
+}
+
+srnic_gid_wait() {	# DEV ADDR
+	local idx
+	wait_until 10 rdma_gid_index "$1" "$2" >/dev/null || return 1
+	idx=$(rdma_gid_index "$1" "$2") && echo "$idx"
+}
+
+# srnic_bail: a step the rest of the test depends on failed; stop here
+# (the plan mismatch fails the test).
+srnic_bail() {
+	ktap_print_msg "bailing out: $*"
+	ktap_finished
+}
+
+# rdma_dev_exists NAME: the RDMA device is registered.
+rdma_dev_exists() {
+	[ -e "/sys/class/infiniband/$1" ]
+}

@@ -1,0 +1,575 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * srnic_vtest: verbs-level checks through the stock libibverbs and librxe.
+ *
+ *   srnic_vtest limits DEV     every out-of-range verbs argument is refused
+ *                              with the right errno, the advertised limit
+ *                              itself is accepted, nothing changes on error
+ *   srnic_vtest hold DEV SECS  open DEV with a PD, CQ and QP, print "ready",
+ *                              then wait up to SECS for an async event and
+ *                              print its name; exit 0 on DEVICE_FATAL
+ *
+ * Output is TAP; exit status 0 when every case passed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <infiniband/verbs.h>
+
+#include <srnic/limits.h>
+
+static int tap_n, tap_failed;
+
+static void tap(int ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%sok %d ", ok ? "" : "not ", ++tap_n);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	if (!ok)
+		tap_failed++;
+}
+
+static struct ibv_context *open_dev(const char *name)
+{
+	struct ibv_device **list;
+	struct ibv_context *ctx = NULL;
+	int i, n;
+
+	list = ibv_get_device_list(&n);
+	if (!list)
+		return NULL;
+	for (i = 0; i < n; i++)
+		if (!strcmp(ibv_get_device_name(list[i]), name))
+			ctx = ibv_open_device(list[i]);
+	ibv_free_device_list(list);
+	return ctx;
+}
+
+/* errno of a verb that returns a pointer: 0 on success (object freed). */
+#define PTR_ERRNO(expr, destroy) ({					\
+	void *__p;							\
+	int __e;							\
+									\
+	errno = 0;							\
+	__p = (expr);							\
+	__e = __p ? 0 : (errno ? errno : -1);				\
+	if (__p)							\
+		destroy(__p);						\
+	__e;								\
+})
+
+static int cq_destroy(void *p) { return ibv_destroy_cq(p); }
+static int qp_destroy(void *p) { return ibv_destroy_qp(p); }
+static int mr_destroy(void *p) { return ibv_dereg_mr(p); }
+static int srq_destroy(void *p) { return ibv_destroy_srq(p); }
+static int ah_destroy(void *p) { return ibv_destroy_ah(p); }
+
+static void expect_errno(int got, int want, const char *what)
+{
+	if (got == want)
+		tap(1, "%s -> %s", what, want ? strerror(want) : "ok");
+	else
+		tap(0, "%s -> %s (expected %s)", what,
+		    got ? (got > 0 ? strerror(got) : "failed without errno") :
+			  "ok",
+		    want ? strerror(want) : "ok");
+}
+
+static struct ibv_qp *make_qp(struct ibv_pd *pd, struct ibv_cq *cq,
+			      enum ibv_qp_type type, struct ibv_qp_cap *cap)
+{
+	struct ibv_qp_init_attr init = {
+		.send_cq = cq, .recv_cq = cq, .qp_type = type,
+		.cap = { .max_send_wr = 4, .max_recv_wr = 4,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+
+	if (cap)
+		init.cap = *cap;
+	return ibv_create_qp(pd, &init);
+}
+
+static void check_cq(struct ibv_context *ctx, const struct ibv_device_attr *da)
+{
+	struct ibv_cq *cq;
+	char buf[64];
+
+	expect_errno(PTR_ERRNO(ibv_create_cq(ctx, 0, NULL, NULL, 0),
+			       cq_destroy), EINVAL, "create_cq cqe=0");
+	snprintf(buf, sizeof(buf), "create_cq cqe=max_cqe (%d)", da->max_cqe);
+	expect_errno(PTR_ERRNO(ibv_create_cq(ctx, da->max_cqe, NULL, NULL, 0),
+			       cq_destroy), 0, buf);
+	expect_errno(PTR_ERRNO(ibv_create_cq(ctx, da->max_cqe + 1, NULL, NULL,
+					     0), cq_destroy),
+		     EINVAL, "create_cq cqe=max_cqe+1");
+	expect_errno(PTR_ERRNO(ibv_create_cq(ctx, 4, NULL, NULL,
+					     ctx->num_comp_vectors),
+			       cq_destroy), EINVAL,
+		     "create_cq comp_vector=num_comp_vectors");
+
+	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+	if (!cq) {
+		tap(0, "create_cq 16");
+		return;
+	}
+	expect_errno(ibv_resize_cq(cq, da->max_cqe + 1), EINVAL,
+		     "resize_cq to max_cqe+1");
+	expect_errno(ibv_resize_cq(cq, 0), EINVAL, "resize_cq to 0");
+	expect_errno(ibv_resize_cq(cq, 100), 0, "resize_cq 16 -> 100");
+	tap(cq->cqe >= 100, "resized CQ reports cqe %d >= 100", cq->cqe);
+	expect_errno(ibv_resize_cq(cq, 8), 0, "resize_cq 100 -> 8 (empty)");
+	ibv_destroy_cq(cq);
+}
+
+static void check_qp_create(struct ibv_pd *pd, struct ibv_cq *cq,
+			    const struct ibv_device_attr *da)
+{
+	struct ibv_qp_cap ok = { .max_send_wr = da->max_qp_wr,
+				 .max_recv_wr = da->max_qp_wr,
+				 .max_send_sge = da->max_sge,
+				 .max_recv_sge = da->max_sge };
+	struct ibv_qp_cap cap;
+	struct ibv_qp *qp;
+
+	qp = make_qp(pd, cq, IBV_QPT_RC, &ok);
+	tap(!!qp, "create_qp RC at max_qp_wr %d / max_sge %d", da->max_qp_wr,
+	    da->max_sge);
+	if (qp)
+		ibv_destroy_qp(qp);
+
+	cap = ok;
+	cap.max_send_wr++;
+	expect_errno(PTR_ERRNO(make_qp(pd, cq, IBV_QPT_RC, &cap), qp_destroy),
+		     EINVAL, "create_qp max_send_wr=max_qp_wr+1");
+	cap = ok;
+	cap.max_recv_wr++;
+	expect_errno(PTR_ERRNO(make_qp(pd, cq, IBV_QPT_RC, &cap), qp_destroy),
+		     EINVAL, "create_qp max_recv_wr=max_qp_wr+1");
+	cap = ok;
+	cap.max_send_sge++;
+	expect_errno(PTR_ERRNO(make_qp(pd, cq, IBV_QPT_RC, &cap), qp_destroy),
+		     EINVAL, "create_qp max_send_sge=max_sge+1");
+	cap = ok;
+	cap.max_recv_sge++;
+	expect_errno(PTR_ERRNO(make_qp(pd, cq, IBV_QPT_RC, &cap), qp_destroy),
+		     EINVAL, "create_qp max_recv_sge=max_sge+1");
+	cap = ok;
+	cap.max_inline_data = SRNIC_MAX_INLINE + 1;
+	expect_errno(PTR_ERRNO(make_qp(pd, cq, IBV_QPT_RC, &cap), qp_destroy),
+		     EINVAL, "create_qp max_inline_data=max+1");
+	cap = ok;
+	cap.max_inline_data = SRNIC_MAX_INLINE;
+	qp = make_qp(pd, cq, IBV_QPT_UD, &cap);
+	tap(qp && qp->qp_type == IBV_QPT_UD, "create_qp UD max_inline_data=%d",
+	    SRNIC_MAX_INLINE);
+	if (qp)
+		ibv_destroy_qp(qp);
+	qp = make_qp(pd, cq, IBV_QPT_UC, NULL);
+	tap(!!qp, "create_qp UC");
+	if (qp)
+		ibv_destroy_qp(qp);
+}
+
+struct modify_case {
+	const char *what;
+	struct ibv_qp_attr attr;
+	int mask;
+};
+
+static int qp_state(struct ibv_qp *qp)
+{
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr attr;
+
+	if (ibv_query_qp(qp, &attr, IBV_QP_STATE, &init))
+		return -1;
+	return attr.qp_state;
+}
+
+static void modify_refused(struct ibv_qp *qp, const struct modify_case *c)
+{
+	struct ibv_qp_attr attr = c->attr;
+	int before = qp_state(qp);
+	int err = ibv_modify_qp(qp, &attr, c->mask);
+
+	expect_errno(err, EINVAL, c->what);
+	tap(qp_state(qp) == before, "  ... QP state unchanged (%d)", before);
+}
+
+static void check_qp_modify(struct ibv_context *ctx, struct ibv_pd *pd,
+			    struct ibv_cq *cq, const struct ibv_device_attr *da)
+{
+	const int init_mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+			      IBV_QP_ACCESS_FLAGS;
+	const int rtr_mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			     IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			     IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+	const int rts_mask = IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			     IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
+			     IBV_QP_MAX_QP_RD_ATOMIC;
+	struct ibv_qp_attr init = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+				    .qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
+	struct ibv_qp_attr rtr = { .qp_state = IBV_QPS_RTR,
+				   .path_mtu = IBV_MTU_1024, .dest_qp_num = 0x11,
+				   .rq_psn = 1, .max_dest_rd_atomic = 1,
+				   .min_rnr_timer = 12,
+				   .ah_attr = { .is_global = 1, .port_num = 1,
+						.grh = { .hop_limit = 64 } } };
+	struct ibv_qp_attr rts = { .qp_state = IBV_QPS_RTS, .timeout = 14,
+				   .retry_cnt = 7, .rnr_retry = 7, .sq_psn = 1,
+				   .max_rd_atomic = 1 };
+	struct modify_case c;
+	union ibv_gid gid;
+	struct ibv_qp *qp;
+	int gid_index = -1, i;
+
+	/* The first RoCEv2 (IPv4-mapped) GID the port has. */
+	for (i = 0; i < 16 && gid_index < 0; i++) {
+		if (ibv_query_gid(ctx, 1, i, &gid))
+			break;
+		if (gid.raw[10] == 0xff && gid.raw[11] == 0xff)
+			gid_index = i;
+	}
+	if (gid_index < 0) {
+		tap(0, "port 1 has an IPv4-mapped GID");
+		return;
+	}
+	rtr.ah_attr.grh.sgid_index = gid_index;
+	rtr.ah_attr.grh.dgid = gid;
+
+	qp = make_qp(pd, cq, IBV_QPT_RC, NULL);
+	if (!qp) {
+		tap(0, "create_qp RC");
+		return;
+	}
+
+	c = (struct modify_case){ "RESET -> RTR (skips INIT)", rtr, rtr_mask };
+	modify_refused(qp, &c);
+	c = (struct modify_case){ "RESET -> INIT without port/access",
+				  init, IBV_QP_STATE };
+	modify_refused(qp, &c);
+	c = (struct modify_case){ "RESET -> INIT port_num=2", init, init_mask };
+	c.attr.port_num = 2;
+	modify_refused(qp, &c);
+	c = (struct modify_case){ "RESET -> INIT pkey_index=1", init,
+				  init_mask };
+	c.attr.pkey_index = 1;
+	modify_refused(qp, &c);
+	c = (struct modify_case){ "RESET -> INIT access flag MW_BIND", init,
+				  init_mask };
+	c.attr.qp_access_flags |= IBV_ACCESS_MW_BIND;
+	modify_refused(qp, &c);
+	expect_errno(ibv_modify_qp(qp, &init, init_mask), 0, "RESET -> INIT");
+
+	c = (struct modify_case){ "INIT -> RTR path_mtu=6", rtr, rtr_mask };
+	c.attr.path_mtu = 6;
+	modify_refused(qp, &c);
+	c = (struct modify_case){ "INIT -> RTR dest_qp_num=2^24", rtr,
+				  rtr_mask };
+	c.attr.dest_qp_num = 1 << 24;
+	modify_refused(qp, &c);
+	c = (struct modify_case){ "INIT -> RTR rq_psn=2^24", rtr, rtr_mask };
+	c.attr.rq_psn = 1 << 24;
+	modify_refused(qp, &c);
+	c = (struct modify_case){ "INIT -> RTR max_dest_rd_atomic=max+1", rtr,
+				  rtr_mask };
+	c.attr.max_dest_rd_atomic = da->max_qp_rd_atom + 1;
+	modify_refused(qp, &c);
+	c = (struct modify_case){ "INIT -> RTR min_rnr_timer=32", rtr,
+				  rtr_mask };
+	c.attr.min_rnr_timer = 32;
+	modify_refused(qp, &c);
+	c = (struct modify_case){ "INIT -> RTR without GRH", rtr, rtr_mask };
+	c.attr.ah_attr.is_global = 0;
+	modify_refused(qp, &c);
+	c = (struct modify_case){ "INIT -> RTR sgid_index of an empty GID entry", rtr,
+				  rtr_mask };
+	c.attr.ah_attr.grh.sgid_index = 250;	/* an empty entry */
+	modify_refused(qp, &c);
+	expect_errno(ibv_modify_qp(qp, &rtr, rtr_mask), 0, "INIT -> RTR");
+
+	c = (struct modify_case){ "RTR -> RTS timeout=32", rts, rts_mask };
+	c.attr.timeout = 32;
+	modify_refused(qp, &c);
+	c = (struct modify_case){ "RTR -> RTS retry_cnt=8", rts, rts_mask };
+	c.attr.retry_cnt = 8;
+	modify_refused(qp, &c);
+	c = (struct modify_case){ "RTR -> RTS rnr_retry=8", rts, rts_mask };
+	c.attr.rnr_retry = 8;
+	modify_refused(qp, &c);
+	c = (struct modify_case){ "RTR -> RTS max_rd_atomic=max+1", rts,
+				  rts_mask };
+	c.attr.max_rd_atomic = da->max_qp_init_rd_atom + 1;
+	modify_refused(qp, &c);
+	c = (struct modify_case){ "RTR -> RTS sq_psn=2^24", rts, rts_mask };
+	c.attr.sq_psn = 1 << 24;
+	modify_refused(qp, &c);
+	expect_errno(ibv_modify_qp(qp, &rts, rts_mask), 0, "RTR -> RTS");
+	c = (struct modify_case){ "RTS -> INIT", init, IBV_QP_STATE };
+	modify_refused(qp, &c);
+
+	{
+		struct ibv_qp_init_attr qinit;
+		struct ibv_qp_attr q;
+
+		ibv_query_qp(qp, &q, IBV_QP_STATE, &qinit);
+		tap(q.qp_state == IBV_QPS_RTS && q.dest_qp_num == 0x11 &&
+		    q.timeout == 14 && q.path_mtu == IBV_MTU_1024 &&
+		    q.ah_attr.grh.sgid_index == gid_index &&
+		    q.max_dest_rd_atomic == 1,
+		    "query_qp reports what modify_qp set");
+	}
+
+	/* The transmit pipeline is not there: a post must not pretend. */
+	{
+		struct ibv_send_wr wr = { .opcode = IBV_WR_SEND,
+					  .send_flags = IBV_SEND_SIGNALED };
+		struct ibv_send_wr *bad;
+
+		tap(ibv_post_send(qp, &wr, &bad) != 0,
+		    "post_send is refused (no data path yet)");
+	}
+	ibv_destroy_qp(qp);
+}
+
+static void check_mr(struct ibv_pd *pd)
+{
+	size_t len = 1 << 16;
+	char *buf = malloc(len);
+
+	expect_errno(PTR_ERRNO(ibv_reg_mr(pd, buf, len,
+					  IBV_ACCESS_REMOTE_WRITE),
+			       mr_destroy), EINVAL,
+		     "reg_mr REMOTE_WRITE without LOCAL_WRITE");
+	expect_errno(PTR_ERRNO(ibv_reg_mr(pd, buf, 0, IBV_ACCESS_LOCAL_WRITE),
+			       mr_destroy), EINVAL, "reg_mr length 0");
+	expect_errno(PTR_ERRNO(ibv_reg_mr(pd, buf, len, IBV_ACCESS_LOCAL_WRITE |
+					  IBV_ACCESS_MW_BIND), mr_destroy),
+		     EOPNOTSUPP, "reg_mr MW_BIND (no memory windows)");
+	expect_errno(PTR_ERRNO(ibv_reg_mr(pd, (void *)(uintptr_t)-4096, 8192,
+					  IBV_ACCESS_LOCAL_WRITE), mr_destroy),
+		     EINVAL, "reg_mr range wrapping the address space");
+	expect_errno(PTR_ERRNO(ibv_reg_mr(pd, buf, len, IBV_ACCESS_LOCAL_WRITE |
+					  IBV_ACCESS_REMOTE_WRITE |
+					  IBV_ACCESS_REMOTE_READ |
+					  IBV_ACCESS_REMOTE_ATOMIC),
+			       mr_destroy), 0, "reg_mr all remote rights");
+	free(buf);
+}
+
+static void check_srq(struct ibv_pd *pd, const struct ibv_device_attr *da)
+{
+	struct ibv_srq_init_attr init = { .attr = { .max_wr = 16,
+						    .max_sge = 1 } };
+	struct ibv_srq_init_attr bad;
+	struct ibv_srq_attr sa;
+	struct ibv_srq *srq;
+
+	bad = init;
+	bad.attr.max_wr = 0;
+	expect_errno(PTR_ERRNO(ibv_create_srq(pd, &bad), srq_destroy), EINVAL,
+		     "create_srq max_wr=0");
+	bad = init;
+	bad.attr.max_wr = da->max_srq_wr + 1;
+	expect_errno(PTR_ERRNO(ibv_create_srq(pd, &bad), srq_destroy), EINVAL,
+		     "create_srq max_wr=max_srq_wr+1");
+	bad = init;
+	bad.attr.max_sge = da->max_srq_sge + 1;
+	expect_errno(PTR_ERRNO(ibv_create_srq(pd, &bad), srq_destroy), EINVAL,
+		     "create_srq max_sge=max_srq_sge+1");
+	bad = init;
+	bad.attr.srq_limit = 17;
+	expect_errno(PTR_ERRNO(ibv_create_srq(pd, &bad), srq_destroy), EINVAL,
+		     "create_srq srq_limit > max_wr");
+
+	srq = ibv_create_srq(pd, &init);
+	if (!srq) {
+		tap(0, "create_srq max_wr=16");
+		return;
+	}
+	sa.srq_limit = 1000;
+	expect_errno(ibv_modify_srq(srq, &sa, IBV_SRQ_LIMIT), EINVAL,
+		     "modify_srq limit > max_wr");
+	sa.max_wr = 200;
+	expect_errno(ibv_modify_srq(srq, &sa, IBV_SRQ_MAX_WR), 0,
+		     "modify_srq resize 16 -> 200");
+	memset(&sa, 0, sizeof(sa));
+	ibv_query_srq(srq, &sa);
+	tap(sa.max_wr >= 200, "query_srq max_wr %u >= 200", sa.max_wr);
+	sa.srq_limit = 100;
+	expect_errno(ibv_modify_srq(srq, &sa, IBV_SRQ_LIMIT), 0,
+		     "modify_srq limit 100");
+	ibv_destroy_srq(srq);
+}
+
+static void check_ah(struct ibv_pd *pd)
+{
+	struct ibv_ah_attr attr = { .is_global = 1, .port_num = 1,
+				    .grh = { .hop_limit = 1,
+					     .sgid_index = 250 } };
+
+	expect_errno(PTR_ERRNO(ibv_create_ah(pd, &attr), ah_destroy), EINVAL,
+		     "create_ah sgid_index of an empty GID entry");
+	attr.is_global = 0;
+	attr.grh.sgid_index = 0;
+	tap(PTR_ERRNO(ibv_create_ah(pd, &attr), ah_destroy) != 0,
+	    "create_ah without GRH refused");
+}
+
+/*
+ * A ring's mmap cookie maps once: find the CQ ring librxe mapped (its
+ * offset is in /proc/self/maps) and map it again.
+ */
+static void check_mmap(struct ibv_context *ctx)
+{
+	unsigned long start, end, off;
+	char line[512], path[256];
+	int found = 0;
+	struct ibv_cq *cq;
+	FILE *maps;
+	void *p;
+
+	cq = ibv_create_cq(ctx, 8, NULL, NULL, 0);
+	if (!cq) {
+		tap(0, "create_cq for mmap checks");
+		return;
+	}
+	maps = fopen("/proc/self/maps", "r");
+	while (maps && fgets(line, sizeof(line), maps)) {
+		path[0] = 0;
+		if (sscanf(line, "%lx-%lx %*s %lx %*s %*s %255s", &start, &end,
+			   &off, path) < 3)
+			continue;
+		if (strstr(path, "/dev/infiniband/uverbs")) {
+			found = 1;
+			break;
+		}
+	}
+	if (maps)
+		fclose(maps);
+	tap(found, "librxe mapped a ring from the uverbs device");
+	if (found) {
+		p = mmap(NULL, end - start, PROT_READ | PROT_WRITE, MAP_SHARED,
+			 ctx->cmd_fd, off);
+		tap(p == MAP_FAILED, "second mmap of the same cookie refused (%s)",
+		    p == MAP_FAILED ? strerror(errno) : "mapped");
+		if (p != MAP_FAILED)
+			munmap(p, end - start);
+	}
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, ctx->cmd_fd,
+		 (off_t)0x7fff0000 << 12);
+	tap(p == MAP_FAILED, "mmap of an unknown cookie refused");
+	if (p != MAP_FAILED)
+		munmap(p, 4096);
+	ibv_destroy_cq(cq);
+}
+
+static int cmd_limits(const char *dev)
+{
+	struct ibv_device_attr da;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+
+	ctx = open_dev(dev);
+	if (!ctx) {
+		printf("1..0 # SKIP cannot open %s\n", dev);
+		return 4;
+	}
+	if (ibv_query_device(ctx, &da)) {
+		tap(0, "query_device");
+		return 1;
+	}
+	tap(da.max_qp_wr == SRNIC_MAX_QP_WR && da.max_sge == SRNIC_MAX_SGE &&
+	    da.max_cqe == SRNIC_MAX_CQE, "query_device reports srnic's limits");
+	pd = ibv_alloc_pd(ctx);
+	cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	if (!pd || !cq) {
+		tap(0, "alloc_pd + create_cq");
+		return 1;
+	}
+	check_cq(ctx, &da);
+	check_qp_create(pd, cq, &da);
+	check_qp_modify(ctx, pd, cq, &da);
+	check_mr(pd);
+	check_srq(pd, &da);
+	check_ah(pd);
+	check_mmap(ctx);
+	ibv_destroy_cq(cq);
+	ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+	printf("1..%d\n", tap_n);
+	return tap_failed ? 1 : 0;
+}
+
+static int cmd_hold(const char *dev, int secs)
+{
+	struct ibv_async_event ev;
+	struct ibv_context *ctx;
+	struct pollfd pfd;
+	struct ibv_pd *pd;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+
+	ctx = open_dev(dev);
+	if (!ctx) {
+		fprintf(stderr, "cannot open %s\n", dev);
+		return 2;
+	}
+	pd = ibv_alloc_pd(ctx);
+	cq = pd ? ibv_create_cq(ctx, 8, NULL, NULL, 0) : NULL;
+	qp = cq ? make_qp(pd, cq, IBV_QPT_RC, NULL) : NULL;
+	if (!qp) {
+		fprintf(stderr, "cannot create objects on %s\n", dev);
+		return 2;
+	}
+	printf("ready\n");
+	fflush(stdout);
+
+	pfd.fd = ctx->async_fd;
+	pfd.events = POLLIN;
+	fcntl(ctx->async_fd, F_SETFL, O_NONBLOCK);
+	for (;;) {
+		if (poll(&pfd, 1, secs * 1000) <= 0) {
+			printf("timeout\n");
+			return 1;
+		}
+		if (ibv_get_async_event(ctx, &ev))
+			continue;
+		printf("event %s\n", ibv_event_type_str(ev.event_type));
+		fflush(stdout);
+		ibv_ack_async_event(&ev);
+		if (ev.event_type == IBV_EVENT_DEVICE_FATAL)
+			break;
+	}
+	/* The device is gone: destroying objects must fail cleanly. */
+	ibv_destroy_qp(qp);
+	ibv_destroy_cq(cq);
+	ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+	printf("closed\n");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc == 3 && !strcmp(argv[1], "limits"))
+		return cmd_limits(argv[2]);
+	if (argc == 4 && !strcmp(argv[1], "hold"))
+		return cmd_hold(argv[2], atoi(argv[3]));
+	fprintf(stderr, "usage: %s limits DEV | hold DEV SECS\n", argv[0]);
+	return 2;
+}
