@@ -3,7 +3,7 @@
 #
 # srnic helpers for the selftests, on top of lib.sh (KTAP, namespaces).
 #
-#	srnic_load			insmod the srnic.ko built for this kernel
+#	srnic_load [PARAM=V...]		insmod the srnic.ko built for this kernel
 #	srnic_unload			rmmod srnic (if loaded)
 #	srnic_two_hosts			namespaces NS_A, NS_B joined by a veth
 #					pair (VETH_A in NS_A, VETH_B in NS_B)
@@ -16,6 +16,8 @@ SRNIC_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 SRNIC_KO=${SRNIC_KO:-$SRNIC_TOP/build/$(uname -r)/srnic.ko}
 SRNIC_BIN=${SRNIC_BIN:-$SRNIC_TOP/build/selftests}
+SRNIC_TMP=$(mktemp -d)
+defer rm -rf "$SRNIC_TMP"
 
 srnic_require() {
 	require_root
@@ -31,7 +33,7 @@ srnic_load() {
 	for dep in $(modinfo -F depends "$SRNIC_KO" | tr , ' '); do
 		modprobe "$dep" || return 1
 	done
-	insmod "$SRNIC_KO"
+	insmod "$SRNIC_KO" "$@"
 }
 
 srnic_unload() {

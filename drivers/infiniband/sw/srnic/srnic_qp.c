@@ -159,7 +159,9 @@ int srnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		return err;
 	if (udata && udata->outlen < sizeof(resp))
 		return -EINVAL;
-	if (!srnic_obj_get(&sdev->n_qp, sdev->attr.max_qp))
+	/* max_qp counts the consumers' QPs, not the core's GSI QP. */
+	if (init->qp_type != IB_QPT_GSI &&
+	    !srnic_obj_get(&sdev->n_qp, sdev->attr.max_qp))
 		return -ENOMEM;
 
 	mutex_init(&qp->state_lock);
@@ -213,7 +215,8 @@ out_rq:
 out_sq:
 	srnic_queue_cleanup(&qp->sq.queue);
 out_put:
-	srnic_obj_put(&sdev->n_qp);
+	if (init->qp_type != IB_QPT_GSI)
+		srnic_obj_put(&sdev->n_qp);
 	return err;
 }
 
@@ -227,7 +230,8 @@ out_put:
  *
  * The state transition and the attribute mask are checked against the IBA
  * table (ib_modify_qp_is_ok()); then each attribute against its range and
- * the device limits.
+ * the device limits. (The core has already masked PSNs to 24 bits and
+ * resolved the source GID.)
  *
  * Context: any.
  * Return: 0, -EINVAL for an illegal request, -EOPNOTSUPP for an attribute
@@ -273,10 +277,6 @@ int srnic_check_qp_attr(struct srnic_dev *sdev, enum ib_qp_type type,
 	if ((mask & IB_QP_RNR_RETRY) && attr->rnr_retry > 7)
 		return -EINVAL;
 	if ((mask & IB_QP_MIN_RNR_TIMER) && attr->min_rnr_timer > 31)
-		return -EINVAL;
-	if ((mask & IB_QP_RQ_PSN) && (attr->rq_psn & ~0xffffffU))
-		return -EINVAL;
-	if ((mask & IB_QP_SQ_PSN) && (attr->sq_psn & ~0xffffffU))
 		return -EINVAL;
 	if ((mask & IB_QP_DEST_QPN) && (attr->dest_qp_num & ~0xffffffU))
 		return -EINVAL;
@@ -477,7 +477,8 @@ int srnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 		srnic_queue_cleanup(&qp->rq.queue);
 	srnic_queue_cleanup(&qp->sq.queue);
 	mutex_destroy(&qp->state_lock);
-	srnic_obj_put(&sdev->n_qp);
+	if (ibqp->qp_type != IB_QPT_GSI)
+		srnic_obj_put(&sdev->n_qp);
 	return 0;
 }
 

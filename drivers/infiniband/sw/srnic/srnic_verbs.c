@@ -30,6 +30,31 @@ static enum ib_mtu srnic_active_mtu(unsigned int eth_mtu)
 	return IB_MTU_256;
 }
 
+/*
+ * Load-time defaults for the object limits of new devices: an
+ * administrator can make them smaller (never larger) than the built-in
+ * maxima, e.g. to share a host between tenants; the tests use small values
+ * to exhaust each limit quickly.
+ */
+static unsigned int max_qp = SRNIC_MAX_QP;
+module_param(max_qp, uint, 0444);
+MODULE_PARM_DESC(max_qp, "QPs per device, 1.." __stringify(SRNIC_MAX_QP));
+static unsigned int max_cq = SRNIC_MAX_CQ;
+module_param(max_cq, uint, 0444);
+MODULE_PARM_DESC(max_cq, "CQs per device, 1.." __stringify(SRNIC_MAX_CQ));
+static unsigned int max_mr = SRNIC_MAX_MR;
+module_param(max_mr, uint, 0444);
+MODULE_PARM_DESC(max_mr, "MRs per device, 1.." __stringify(SRNIC_MAX_MR));
+static unsigned int max_pd = SRNIC_MAX_PD;
+module_param(max_pd, uint, 0444);
+MODULE_PARM_DESC(max_pd, "PDs per device, 1.." __stringify(SRNIC_MAX_PD));
+static unsigned int max_srq = SRNIC_MAX_SRQ;
+module_param(max_srq, uint, 0444);
+MODULE_PARM_DESC(max_srq, "SRQs per device, 1.." __stringify(SRNIC_MAX_SRQ));
+static unsigned int max_ah = SRNIC_MAX_AH;
+module_param(max_ah, uint, 0444);
+MODULE_PARM_DESC(max_ah, "AHs per device, 1.." __stringify(SRNIC_MAX_AH));
+
 /**
  * srnic_init_device_attr() - the device's advertised limits
  * @sdev: the device
@@ -49,7 +74,7 @@ void srnic_init_device_attr(struct srnic_dev *sdev, struct net_device *ndev)
 	a->sys_image_guid = sdev->ibdev.node_guid;
 	a->max_mr_size = SRNIC_MAX_MR_SIZE;
 	a->page_size_cap = PAGE_SIZE;
-	a->max_qp = SRNIC_MAX_QP;
+	a->max_qp = clamp_val(max_qp, 1, SRNIC_MAX_QP);
 	a->max_qp_wr = SRNIC_MAX_QP_WR;
 	a->device_cap_flags = IB_DEVICE_SRQ_RESIZE | IB_DEVICE_SYS_IMAGE_GUID |
 			      IB_DEVICE_PORT_ACTIVE_EVENT;
@@ -58,16 +83,16 @@ void srnic_init_device_attr(struct srnic_dev *sdev, struct net_device *ndev)
 	a->max_send_sge = SRNIC_MAX_SGE;
 	a->max_recv_sge = SRNIC_MAX_SGE;
 	a->max_sge_rd = SRNIC_MAX_SGE;
-	a->max_cq = SRNIC_MAX_CQ;
+	a->max_cq = clamp_val(max_cq, 1, SRNIC_MAX_CQ);
 	a->max_cqe = SRNIC_MAX_CQE;
-	a->max_mr = SRNIC_MAX_MR;
-	a->max_pd = SRNIC_MAX_PD;
+	a->max_mr = clamp_val(max_mr, 1, SRNIC_MAX_MR);
+	a->max_pd = clamp_val(max_pd, 1, SRNIC_MAX_PD);
 	a->max_qp_rd_atom = SRNIC_MAX_QP_RD_ATOM;
 	a->max_qp_init_rd_atom = SRNIC_MAX_QP_INIT_RD_ATOM;
 	a->max_res_rd_atom = SRNIC_MAX_RES_RD_ATOM;
 	a->atomic_cap = IB_ATOMIC_HCA;
-	a->max_ah = SRNIC_MAX_AH;
-	a->max_srq = SRNIC_MAX_SRQ;
+	a->max_ah = clamp_val(max_ah, 1, SRNIC_MAX_AH);
+	a->max_srq = clamp_val(max_srq, 1, SRNIC_MAX_SRQ);
 	a->max_srq_wr = SRNIC_MAX_SRQ_WR;
 	a->max_srq_sge = SRNIC_MAX_SRQ_SGE;
 	a->max_pkeys = SRNIC_MAX_PKEYS;
