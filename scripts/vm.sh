@@ -11,8 +11,8 @@
 #                 [--fail-on-splat] -- COMMAND [ARGS...]
 #
 #   --kernel VER      boot /boot/vmlinuz-VER (default: newest 6.1 installed);
-#                     or a path to a bzImage (its version is read from the
-#                     image header).
+#                     or a path to a bzImage or an ELF vmlinux (the version
+#                     is read from the image).
 #   --moddir DIR      module tree for the kernel is DIR/lib/modules/VER
 #                     (e.g. INSTALL_MOD_PATH of a custom build); default /.
 #                     In the guest it is bind-mounted on /lib/modules/VER.
@@ -34,17 +34,25 @@
 # SRNIC_GUEST=1, plus every SRNIC_* variable exported on the host.
 # Its stdin is /dev/null.
 #
+# Caveats: the host root is mounted with 9p cache=loose, so host files
+# changed during a run may look stale in the guest (change them before the
+# run).  Files the guest writes to the out dir belong to the qemu user
+# (root).  The kernel runs with "quiet loglevel=5 mitigations=off"
+# (--append can override: the last setting wins).
+#
 # Results in the out dir: output.log (COMMAND's stdout+stderr), exit-status,
 # dmesg.log (guest kernel log after COMMAND), console.log (whole serial
 # console), guest-cmd.sh (what the guest ran).
 #
 # Exit status: COMMAND's; 124 timeout; 125 the guest never reported a status
 # (kernel panic, broken boot, bad cwd...); 126 splat with --fail-on-splat;
-# 2 usage error.
+# 130 interrupted (SIGINT/TERM/HUP: the guest is stopped too); 2 usage error.
 #
-# The initramfs (busybox + virtio/9p/overlay modules of that kernel) is
-# cached in ${SRNIC_CACHE:-/var/cache/srnic}; only the first boot of a
-# kernel builds it.
+# The initramfs (busybox + virtio/9p/overlay modules of that kernel) and the
+# uncompressed vmlinux cut out of a bzImage (booted through its PVH entry:
+# no decompression under TCG, but no KASLR either; SRNIC_VM_PVH=0 boots the
+# bzImage) are cached in ${SRNIC_CACHE:-/var/cache/srnic}; only the first
+# boot of a kernel builds them.
 #
 # Examples:
 #   scripts/vm.sh -- uname -r
@@ -58,7 +66,7 @@ die() { echo "$me: error: $*" >&2; exit 2; }
 msg() { echo "$me: $*" >&2; }
 
 usage() {
-	sed -n '/^# Usage:/,/^#   --fail-on-splat/p' "$0" | sed 's/^# \{0,1\}//' >&2
+	sed -n '/^# Usage:/,/^# Guest view:/p' "$0" | sed '$d; s/^# \{0,1\}//' >&2
 	exit 2
 }
 
@@ -110,7 +118,8 @@ if [ -z "$kernel" ]; then
 fi
 case $kernel in
 */*) image=$(realpath "$kernel"); [ -f "$image" ] || die "no such kernel image: $kernel"
-     kver=$(kver_of_image "$image") || die "$image: neither a bzImage nor a vmlinux" ;;
+     kver=$(kver_of_image "$image" || true)
+     [ -n "$kver" ] || die "$image: neither a bzImage nor a vmlinux" ;;
 *)   image=/boot/vmlinuz-$kernel; kver=$kernel
      [ -f "$image" ] || die "$image not found; installed: $(cd /boot && echo vmlinuz-*)" ;;
 esac
@@ -366,7 +375,10 @@ elif [ "${SRNIC_VM_PVH:-1}" != 0 ]; then
 		rm -f "$tmp.z"
 		if [ -s "$tmp" ] && has_pvh_note "$tmp"; then
 			# One cached vmlinux per kernel version is enough.
-			rm -f "$cache/vmlinux-$kver-"????????????????
+			for f in "$cache/vmlinux-$kver-"????????????????; do
+				[ "$f" = "$vmlinux" ] || rm -f "$f"
+			done
+			chmod 644 "$tmp"
 			mv -f "$tmp" "$vmlinux"
 		else
 			rm -f "$tmp"
@@ -398,7 +410,11 @@ start=$(date +%s.%N)
 # nothing typed is forwarded to the guest.
 timeout -k 5 "$timeout_s" "${qemu[@]}" </dev/null >"$fifo" 2>&1 &
 qpid=$!
-trap 'kill -TERM $qpid 2>/dev/null' INT TERM HUP
+# The console filter below runs in the background so that these signals are
+# handled at once (bash defers traps while a foreground child runs): stop
+# qemu, which ends the filter too.
+interrupted=0
+trap 'interrupted=1; kill -TERM $qpid 2>/dev/null' INT TERM HUP
 
 # Save the raw console; print live what the command prints (and any kernel
 # message in between), i.e. the lines between the begin/end markers.
@@ -416,11 +432,17 @@ awk "${awk_live[@]}" -v clog="$out/console.log" -v start="$start" '
 		next
 	}
 	/srnic-init: |Kernel panic|BUG:|Oops/ { print >"/dev/stderr"; fflush("/dev/stderr") }
-' <"$fifo"
+' <"$fifo" &
+apid=$!
+wait "$apid" || wait "$apid" || true	# a trapped signal cuts the first wait short
 qrc=0
 wait "$qpid" || qrc=$?
 trap - INT TERM HUP
 msg "guest ran for $(awk -v s="$start" -v e="$(date +%s.%N)" 'BEGIN { printf "%.1f", e - s }')s"
+if [ $interrupted -eq 1 ]; then
+	msg "INTERRUPTED: guest stopped; console in $out/console.log"
+	exit 130
+fi
 
 if [ $qrc -eq 124 ] || [ $qrc -eq 137 ]; then
 	msg "TIMEOUT: guest killed after ${timeout_s}s; console in $out/console.log"
