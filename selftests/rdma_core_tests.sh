@@ -1,0 +1,119 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# rdma-core's own test suite (python3-pyverbs ships it under
+# /usr/share/doc/rdma-core/tests) against srnic, and against rdma_rxe in the
+# same guest as the reference: per test file, pass/fail/skip counts for
+# both, every srnic skip with its reason.
+#
+#   rdma_core_tests.sh [-x FILE] [MODULE...]   (default: the no-traffic set)
+#
+# FILE (default rdma_core_needs_datapath.txt) lists tests that need the
+# data path, one regex per line; they are reported as skipped with that
+# reason. Every other test must pass or be skipped by the suite itself.
+. "$(dirname "$0")/srnic_lib.sh"
+
+srnic_require
+require_cmd /usr/bin/python3
+[ -d /usr/share/doc/rdma-core/tests ] || ktap_skip_rest "python3-pyverbs tests not installed"
+
+EXCLUDES=$(grep -v '^#' "$SRNIC_TOP/selftests/rdma_core_needs_datapath.txt")
+while getopts x: o; do
+	case $o in
+	x) EXCLUDES=$(grep -v '^#' "$OPTARG") ;;
+	*) exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+MODULES=${*:-test_device test_pd test_cq test_mr test_qp test_addr}
+
+# The suite, unpacked where the guest may write.
+TESTS=$SRNIC_TMP/rdma-core/tests
+mkdir -p "$TESTS"
+cp -r /usr/share/doc/rdma-core/tests/. "$TESTS/"
+gunzip -f "$TESTS"/*.gz
+
+ktap_print_header
+ktap_set_plan $(($(wc -w <<<"$MODULES") + 3))
+
+srnic_load || srnic_bail "no module"
+defer srnic_unload
+srnic_two_hosts || srnic_bail "veth"
+srnic_link_add "$NS_A" srnic0 "$VETH_A" || srnic_bail "no srnic0"
+defer rdma link delete srnic0
+wait_until 10 rdma_gid_index srnic0 "$VETH_A_IP4" >/dev/null
+
+# rdma_rxe as the reference: the initial namespace, on its own veth.
+have_rxe=0
+if modprobe rdma_rxe 2>/dev/null; then
+	setup_veth_pair - "$NS_B" 9
+	rdma link add rxe0 type rxe netdev "$VETH_A" && have_rxe=1
+	wait_until 10 rdma_gid_index rxe0 "$VETH_A_IP4" >/dev/null
+fi
+
+# run_suite NS DEV MODULE: "RESULT|test.id[|why]" lines (rdma_core_run.py).
+run_suite() {
+	local ns=$1 dev=$2 mod=$3 out=${SRNIC_OUT:-$SRNIC_TMP}
+	local nsexec=()
+	[ "$ns" = - ] || nsexec=(ip netns exec "$ns")
+	(cd "$TESTS" && timeout 900 "${nsexec[@]}" /usr/bin/python3 \
+		"$SRNIC_TOP/selftests/rdma_core_run.py" "$TESTS" "$dev" "$mod" \
+		2>"$out/$dev-$mod.log")
+}
+
+excluded() {	# NAME
+	[ -n "$EXCLUDES" ] && grep -qE -f <(printf '%s\n' "$EXCLUDES") <<<"$1"
+}
+
+total_p=0 total_f=0 total_s=0
+table="file|srnic pass/fail/skip|rdma_rxe pass/fail/skip"
+for mod in $MODULES; do
+	srn=$(run_suite "$NS_A" srnic0 "$mod")
+	ref=
+	[ $have_rxe -eq 1 ] && ref=$(run_suite - rxe0 "$mod")
+	p=0 f=0 s=0 bad=
+	printf '%s\n' "$srn" > "${SRNIC_OUT:-$SRNIC_TMP}/srnic0-$mod.results"
+	while IFS='|' read -r res name why; do
+		[ -n "$res" ] || continue
+		if excluded "$name"; then
+			s=$((s + 1))
+			ktap_print_msg "  $name: skipped: needs the data path (was $res)"
+			continue
+		fi
+		case $res in
+		PASS) p=$((p + 1)) ;;
+		SKIP) s=$((s + 1)); ktap_print_msg "  $name: skipped $why" ;;
+		FAIL)
+			f=$((f + 1))
+			ktap_print_msg "  $name: FAILED: $why"
+			if grep -q "^PASS|$name\$" <<<"$ref"; then
+				bad="$bad $name(rxe passes)"
+			else
+				bad="$bad $name"
+			fi ;;
+		esac
+	done <<<"$srn"
+	rp=$(grep -c '^PASS' <<<"$ref"); rf=$(grep -c '^FAIL' <<<"$ref"); rs=$(grep -c '^SKIP' <<<"$ref")
+	[ $have_rxe -eq 1 ] || { rp=-; rf=-; rs=-; }
+	table="$table
+$mod|$p/$f/$s|$rp/$rf/$rs"
+	total_p=$((total_p + p)) total_f=$((total_f + f)) total_s=$((total_s + s))
+	if [ $f -eq 0 ] && [ $p -gt 0 ]; then
+		ktap_test_pass "$mod: $p passed, $s skipped"
+	else
+		ktap_print_msg "failed:$bad"
+		ktap_test_fail "$mod: $p passed, $f failed, $s skipped"
+	fi
+done
+column -t -s'|' <<<"$table" | sed 's/^/# /'
+printf '%s\n' "$table" > "${SRNIC_OUT:-$SRNIC_TMP}/rdma-core-tests-$(uname -r).txt"
+ktap_print_msg "srnic total: $total_p passed, $total_f failed, $total_s skipped"
+
+# Before rdma_rxe goes: its unload removes srnic devices too.
+ktap_test_result "rdma link delete srnic0" rdma link delete srnic0
+[ $have_rxe -eq 1 ] && { rdma link delete rxe0; rmmod rdma_rxe; }
+ktap_test_result "rmmod srnic" srnic_unload
+splats=$(dmesg_splats)
+[ -z "$splats" ] && ktap_test_pass "kernel log clean" ||
+	{ ktap_print_msg "$splats"; ktap_test_fail "kernel log clean"; }
+ktap_finished
