@@ -1,0 +1,47 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make check: everything, from a fresh Debian 12 machine.
+#   1. install what is needed (scripts/deps.sh)
+#   2. lint: W=1 + sparse builds and checkpatch --strict, both kernels
+#   3. build srnic.ko for both kernels and the selftests' programs
+#   4. boot each stock kernel in a guest and run every selftest there,
+#      failing on any failed test or any kernel splat in the guest log
+# Prints one line per stage and ends with "N passed, N failed".
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 1
+export SRNIC_CACHE=${SRNIC_CACHE:-/var/cache/srnic}
+out=${SRNIC_CHECK_OUT:-/var/tmp/srnic-check/$(date +%Y%m%d-%H%M%S)}
+mkdir -p "$out"
+
+pass=0 fail=0
+stage() {	# NAME CMD...: run a stage, log to $out/NAME.log
+	local name=$1 start rc
+	shift
+	start=$(date +%s)
+	echo "== $name"
+	"$@" > >(tee "$out/$name.log") 2>&1
+	rc=$?
+	if [ $rc -eq 0 ]; then
+		pass=$((pass + 1))
+		echo "== $name: ok ($(($(date +%s) - start)) s)"
+	else
+		fail=$((fail + 1))
+		echo "== $name: FAILED, exit $rc ($(($(date +%s) - start)) s; log $out/$name.log)"
+	fi
+	return $rc
+}
+
+stage deps scripts/deps.sh || { echo "0 passed, 1 failed"; exit 1; }
+stage lint make -s lint
+stage build make -s modules-all selftests-build ||
+	{ echo "$pass passed, $fail failed"; exit 1; }
+for k in $(scripts/kvers.sh); do
+	stage "selftests-$k" scripts/vm.sh --kernel "$k" --timeout 1800 \
+		--fail-on-splat --out "$out/guest-$k" -- selftests/run_kselftests.sh
+done
+
+echo "results: $out"
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]

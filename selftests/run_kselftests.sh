@@ -1,0 +1,31 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Run srnic's selftests (inside a guest) as one KTAP stream, the way the
+# kernel's kselftest runner does: each test program is one top-level test,
+# its own TAP lines nested below it. Exit 0 when none failed.
+#
+#	run_kselftests.sh [TEST...]	(default: every test in TESTS below)
+cd "$(dirname "$0")" || exit 1
+
+TESTS="vm_smoke.sh srnic_basic.sh srnic_bad_input.sh rdma_core_tests.sh"
+[ $# -gt 0 ] && TESTS="$*"
+
+n=0 pass=0 fail=0 skip=0
+echo "TAP version 13"
+echo "1..$(wc -w <<<"$TESTS")"
+for t in $TESTS; do
+	n=$((n + 1))
+	echo "# selftests: srnic: $t"
+	start=$(date +%s)
+	./"$t" 2>&1 | sed 's/^/  /'
+	rc=${PIPESTATUS[0]}
+	secs=$(($(date +%s) - start))
+	case $rc in
+	0) echo "ok $n selftests: srnic: $t (${secs}s)"; pass=$((pass + 1)) ;;
+	4) echo "ok $n selftests: srnic: $t # SKIP"; skip=$((skip + 1)) ;;
+	*) echo "not ok $n selftests: srnic: $t # exit=$rc (${secs}s)"; fail=$((fail + 1)) ;;
+	esac
+done
+echo "# Totals: pass:$pass fail:$fail xfail:0 xpass:0 skip:$skip error:0"
+[ $fail -eq 0 ]
