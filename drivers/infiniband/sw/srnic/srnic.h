@@ -452,9 +452,9 @@ int srnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr);
 int srnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		    const struct ib_recv_wr **bad_wr);
-int srnic_check_qp_attr(struct srnic_dev *sdev, enum ib_qp_type type,
-			enum ib_qp_state cur, const struct ib_qp_attr *attr,
-			int mask);
+int srnic_check_qp_attr(const struct ib_device_attr *dattr,
+			enum ib_qp_type type, enum ib_qp_state cur,
+			const struct ib_qp_attr *attr, int mask);
 int srnic_wq_post_recv(struct srnic_wq *wq, const struct ib_recv_wr *wr);
 
 /* srnic_srq.c */

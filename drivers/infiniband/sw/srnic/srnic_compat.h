@@ -35,4 +35,11 @@ static inline struct ib_udata *srnic_cq_udata(struct srnic_cq_uarg *udata)
 }
 #endif
 
+/* v6.12 moved the unaligned access helpers to <linux/unaligned.h>. */
+#if KERNEL_VERSION(6, 12, 0) <= LINUX_VERSION_CODE
+#include <linux/unaligned.h>
+#else
+#include <asm/unaligned.h>
+#endif
+
 #endif /* SRNIC_COMPAT_H */

@@ -4,6 +4,8 @@
  * machine with attribute validation, query and destroy, and posting
  * receives for kernel QPs.
  */
+#include <kunit/visibility.h>
+
 #include "srnic.h"
 
 /* Access rights a QP can grant to remote requests. */
@@ -222,7 +224,7 @@ out_put:
 
 /**
  * srnic_check_qp_attr() - validate a modify_qp request
- * @sdev: the device
+ * @dattr: the device's attributes (limits)
  * @type: the QP type
  * @cur: the QP's current state
  * @attr: the attributes
@@ -237,24 +239,18 @@ out_put:
  * Return: 0, -EINVAL for an illegal request, -EOPNOTSUPP for an attribute
  * srnic does not implement.
  */
-int srnic_check_qp_attr(struct srnic_dev *sdev, enum ib_qp_type type,
-			enum ib_qp_state cur, const struct ib_qp_attr *attr,
-			int mask)
+int srnic_check_qp_attr(const struct ib_device_attr *dattr,
+			enum ib_qp_type type, enum ib_qp_state cur,
+			const struct ib_qp_attr *attr, int mask)
 {
 	enum ib_qp_state new = (mask & IB_QP_STATE) ? attr->qp_state : cur;
 
 	if ((mask & IB_QP_STATE) && attr->qp_state > IB_QPS_ERR)
 		return -EINVAL;
-	if ((mask & IB_QP_CUR_STATE) && attr->cur_qp_state != cur) {
-		srnic_dbg(sdev, "cur_qp_state %d, but the QP is in %d\n",
-			  attr->cur_qp_state, cur);
+	if ((mask & IB_QP_CUR_STATE) && attr->cur_qp_state != cur)
 		return -EINVAL;
-	}
-	if (!ib_modify_qp_is_ok(cur, new, type, mask)) {
-		srnic_dbg(sdev, "transition %d -> %d with mask %#x illegal for type %d\n",
-			  cur, new, mask, type);
+	if (!ib_modify_qp_is_ok(cur, new, type, mask))
 		return -EINVAL;
-	}
 	if (mask & SRNIC_QP_UNSUPPORTED_MASK)
 		return -EOPNOTSUPP;
 	if ((mask & IB_QP_PATH_MIG_STATE) &&
@@ -281,13 +277,14 @@ int srnic_check_qp_attr(struct srnic_dev *sdev, enum ib_qp_type type,
 	if ((mask & IB_QP_DEST_QPN) && (attr->dest_qp_num & ~0xffffffU))
 		return -EINVAL;
 	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
-	    attr->max_rd_atomic > sdev->attr.max_qp_init_rd_atom)
+	    attr->max_rd_atomic > dattr->max_qp_init_rd_atom)
 		return -EINVAL;
 	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
-	    attr->max_dest_rd_atomic > sdev->attr.max_qp_rd_atom)
+	    attr->max_dest_rd_atomic > dattr->max_qp_rd_atom)
 		return -EINVAL;
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(srnic_check_qp_attr);
 
 /* Caller holds qp->state_lock. */
 static void srnic_qp_reset(struct srnic_qp *qp)
@@ -339,11 +336,15 @@ int srnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		return -EOPNOTSUPP;
 
 	mutex_lock(&qp->state_lock);
-	err = srnic_check_qp_attr(sdev, ibqp->qp_type, qp->state, attr, mask);
+	err = srnic_check_qp_attr(&sdev->attr, ibqp->qp_type, qp->state, attr,
+				  mask);
 	if (!err && (mask & IB_QP_AV))
 		err = srnic_av_from_attr(sdev, &av, &attr->ah_attr);
-	if (err)
+	if (err) {
+		srnic_dbg_qp(qp, "modify from state %d, mask %#x refused: %d\n",
+			     qp->state, mask, err);
 		goto out;
+	}
 
 	if (mask & IB_QP_AV) {
 		qp->av = av;

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit: 24-bit PSN arithmetic across the wrap, and window checks.
+ */
+#include <kunit/test.h>
+
+#include "srnic_pkt.h"
+
+static void srnic_psn_add_wraps(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, srnic_psn_add(0, 1), 1U);
+	KUNIT_EXPECT_EQ(test, srnic_psn_add(0xffffff, 1), 0U);
+	KUNIT_EXPECT_EQ(test, srnic_psn_add(0xfffffe, 5), 3U);
+	KUNIT_EXPECT_EQ(test, srnic_psn_add(0x123456, 0x1000000), 0x123456U);
+}
+
+static void srnic_psn_diff_signed(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, srnic_psn_diff(5, 3), 2);
+	KUNIT_EXPECT_EQ(test, srnic_psn_diff(3, 5), -2);
+	/* Across the wrap, in both directions. */
+	KUNIT_EXPECT_EQ(test, srnic_psn_diff(1, 0xffffff), 2);
+	KUNIT_EXPECT_EQ(test, srnic_psn_diff(0xffffff, 1), -2);
+	KUNIT_EXPECT_EQ(test, srnic_psn_diff(0, 0xffffff), 1);
+	/* The edges of the half space. */
+	KUNIT_EXPECT_EQ(test, srnic_psn_diff(0x7fffff, 0), 0x7fffff);
+	KUNIT_EXPECT_EQ(test, srnic_psn_diff(0x800000, 0), -0x800000);
+	/* Bits above 24 are ignored. */
+	KUNIT_EXPECT_EQ(test, srnic_psn_diff(0xff000005, 3), 2);
+}
+
+static void srnic_psn_before_after(struct kunit *test)
+{
+	KUNIT_EXPECT_TRUE(test, srnic_psn_before(0xfffff0, 0x10));
+	KUNIT_EXPECT_FALSE(test, srnic_psn_before(0x10, 0xfffff0));
+	KUNIT_EXPECT_FALSE(test, srnic_psn_before(7, 7));
+	KUNIT_EXPECT_TRUE(test, srnic_psn_before(0, 0x7fffff));
+	KUNIT_EXPECT_FALSE(test, srnic_psn_before(0, 0x800001));
+}
+
+static void srnic_psn_window(struct kunit *test)
+{
+	/* [0xfffffe, 0xfffffe + 4) = {0xfffffe, 0xffffff, 0, 1} */
+	KUNIT_EXPECT_TRUE(test, srnic_psn_in_window(0xfffffe, 0xfffffe, 4));
+	KUNIT_EXPECT_TRUE(test, srnic_psn_in_window(0xffffff, 0xfffffe, 4));
+	KUNIT_EXPECT_TRUE(test, srnic_psn_in_window(0, 0xfffffe, 4));
+	KUNIT_EXPECT_TRUE(test, srnic_psn_in_window(1, 0xfffffe, 4));
+	KUNIT_EXPECT_FALSE(test, srnic_psn_in_window(2, 0xfffffe, 4));
+	KUNIT_EXPECT_FALSE(test, srnic_psn_in_window(0xfffffd, 0xfffffe, 4));
+	KUNIT_EXPECT_FALSE(test, srnic_psn_in_window(5, 5, 0));
+	KUNIT_EXPECT_TRUE(test, srnic_psn_in_window(4, 5, 0xffffff));
+}
+
+/* Exhaustive around the wrap: diff and add are inverse. */
+static void srnic_psn_add_diff_inverse(struct kunit *test)
+{
+	u32 base, n;
+
+	for (base = 0xffff00; base != 0x100; base = srnic_psn_add(base, 1))
+		for (n = 0; n < 512; n += 7)
+			KUNIT_ASSERT_EQ(test,
+					srnic_psn_diff(srnic_psn_add(base, n),
+						       base), (s32)n);
+}
+
+static struct kunit_case srnic_psn_cases[] = {
+	KUNIT_CASE(srnic_psn_add_wraps),
+	KUNIT_CASE(srnic_psn_diff_signed),
+	KUNIT_CASE(srnic_psn_before_after),
+	KUNIT_CASE(srnic_psn_window),
+	KUNIT_CASE(srnic_psn_add_diff_inverse),
+	{}
+};
+
+static struct kunit_suite srnic_psn_suite = {
+	.name = "srnic_psn",
+	.test_cases = srnic_psn_cases,
+};
+
+kunit_test_suite(srnic_psn_suite);
+
+MODULE_DESCRIPTION("KUnit tests for srnic PSN arithmetic");
+MODULE_LICENSE("GPL");
