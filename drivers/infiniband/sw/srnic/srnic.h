@@ -52,7 +52,8 @@ enum srnic_counter {
  * @ah_xa: AH number (what librxe puts in UD WQEs) to AH
  * @mr_xa: memory key index to MR
  * @srq_xa: SRQ number to SRQ
- * @mr_key: rolling low byte of memory keys, so a stale key misses
+ * @mr_keygen: per key index, the low byte of its last key: each reuse
+ *	of an index gets the next byte, so a stale key misses
  * @counters: hardware counters
  */
 struct srnic_dev {
@@ -81,7 +82,7 @@ struct srnic_dev {
 	u32 ah_next;
 	struct xarray mr_xa;
 	u32 mr_next;
-	atomic_t mr_key;
+	u8 *mr_keygen;
 	struct xarray srq_xa;
 	u32 srq_next;
 
@@ -379,18 +380,32 @@ static inline struct srnic_qp *to_sqp(struct ib_qp *ibqp)
  * struct srnic_mr - a memory region
  * @ibmr: the core's MR
  * @umem: pinned user pages, NULL for a DMA MR
+ * @pd: its PD (the core sets ibmr.pd only after registration returns)
  * @iova: first virtual address the MR covers
  * @length: bytes covered
  * @access: IB_ACCESS_* rights
  * @index: key index in srnic_dev::mr_xa
+ * @ref: users: the registration, plus every lookup in flight
+ * @done: completed when the last user is gone (deregistration waits)
+ * @rcu: frees the MR after lookups that may still see it are over
  */
 struct srnic_mr {
 	struct ib_mr ibmr;
 	struct ib_umem *umem;
+	struct ib_pd *pd;
 	u64 iova;
 	u64 length;
 	int access;
 	u32 index;
+	refcount_t ref;
+	struct completion done;
+	struct rcu_head rcu;
+};
+
+/* Which key of an MR a request names. */
+enum srnic_key_type {
+	SRNIC_LKEY,
+	SRNIC_RKEY,
 };
 
 static inline struct srnic_mr *to_smr(struct ib_mr *ibmr)
@@ -472,6 +487,16 @@ struct ib_mr *srnic_get_dma_mr(struct ib_pd *ibpd, int access);
 struct ib_mr *srnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata);
 int srnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
+struct srnic_mr *srnic_mr_alloc(struct srnic_dev *sdev, struct ib_pd *pd,
+				int access);
+void srnic_mr_publish(struct srnic_dev *sdev, struct srnic_mr *mr);
+void srnic_mr_destroy(struct srnic_dev *sdev, struct srnic_mr *mr);
+struct srnic_mr *srnic_mr_get(struct srnic_dev *sdev, u32 key,
+			      enum srnic_key_type type);
+void srnic_mr_put(struct srnic_mr *mr);
+bool srnic_mr_range_ok(u64 start, u64 length, u64 addr, u64 len);
+int srnic_mr_check(const struct srnic_mr *mr, const struct ib_pd *pd,
+		   u64 addr, u64 len, int access);
 
 /* srnic_stats.c */
 struct rdma_hw_stats *srnic_alloc_hw_port_stats(struct ib_device *ibdev,

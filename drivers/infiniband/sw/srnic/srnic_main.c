@@ -86,6 +86,7 @@ static void srnic_dealloc_driver(struct ib_device *ibdev)
 	xa_destroy(&sdev->ah_xa);
 	xa_destroy(&sdev->mr_xa);
 	xa_destroy(&sdev->srq_xa);
+	kvfree(sdev->mr_keygen);
 	srnic_net_del_dev(sdev->sn, sdev, sdev->ifindex);
 	srnic_net_put(sdev->sn);
 
@@ -186,6 +187,11 @@ static int srnic_newlink(const char *ibdev_name, struct net_device *ndev)
 	xa_init_flags(&sdev->srq_xa, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
 	sdev->net = dev_net(ndev);
 	sdev->ifindex = ndev->ifindex;
+	sdev->mr_keygen = kvcalloc(SRNIC_MAX_MR + 1, 1, GFP_KERNEL);
+	if (!sdev->mr_keygen) {
+		err = -ENOMEM;
+		goto out_dealloc;
+	}
 
 	sdev->sn = srnic_net_get(sdev->net, ndev->name);
 	if (IS_ERR(sdev->sn)) {
@@ -255,6 +261,7 @@ static int srnic_newlink(const char *ibdev_name, struct net_device *ndev)
 out_put_net:
 	srnic_net_put(sdev->sn);
 out_dealloc:
+	kvfree(sdev->mr_keygen);
 	ib_dealloc_device(&sdev->ibdev);
 	return err;
 }

@@ -3,16 +3,38 @@
  * srnic: memory regions.
  *
  * A key is (index << 8) | key byte: the index finds the MR in the
- * device's table, the rolling key byte makes a key from a destroyed MR
- * miss even when its index is reused. lkey and rkey are the same key.
+ * device's table; the key byte advances each time the index is reused, so
+ * a key of a destroyed MR misses the MR that reuses its index (for the
+ * next 255 reuses). lkey and rkey are the same key.
+ *
+ * The data path finds MRs by key with srnic_mr_get() (RCU, no lock) and
+ * holds a reference while it touches the memory; deregistration unlinks
+ * the MR, then waits for those references before unpinning the pages.
  */
+#include <linux/completion.h>
+#include <kunit/visibility.h>
+
 #include "srnic.h"
 
 /* Rights srnic implements; optional flags (relaxed ordering) are ignored. */
 #define SRNIC_MR_ACCESS_FLAGS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			       IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
 
-static struct srnic_mr *srnic_mr_alloc(struct srnic_dev *sdev, int access)
+/**
+ * srnic_mr_alloc() - allocate an MR and reserve its key
+ * @sdev: the device
+ * @pd: its protection domain
+ * @access: IB_ACCESS_* rights (optional flags ignored)
+ *
+ * The caller sets the range, then makes the MR findable by its key with
+ * srnic_mr_publish().
+ *
+ * Context: process context.
+ * Return: the MR or an ERR_PTR: -EOPNOTSUPP for rights srnic does not
+ * implement, -ENOMEM past max_mr.
+ */
+struct srnic_mr *srnic_mr_alloc(struct srnic_dev *sdev, struct ib_pd *pd,
+				int access)
 {
 	struct srnic_mr *mr;
 	u32 key;
@@ -30,15 +52,20 @@ static struct srnic_mr *srnic_mr_alloc(struct srnic_dev *sdev, int access)
 		err = -ENOMEM;
 		goto out_put;
 	}
-	err = xa_alloc_cyclic_irq(&sdev->mr_xa, &mr->index, mr,
+	mr->pd = pd;
+	mr->access = access;
+	refcount_set(&mr->ref, 1);
+	init_completion(&mr->done);
+	/* Reserve the index; srnic_mr_publish() stores the MR. */
+	err = xa_alloc_cyclic_irq(&sdev->mr_xa, &mr->index, NULL,
 				  XA_LIMIT(1, SRNIC_MAX_MR), &sdev->mr_next,
 				  GFP_KERNEL);
 	if (err < 0)
 		goto out_free;
-	key = (mr->index << 8) | (atomic_inc_return(&sdev->mr_key) & 0xff);
+	/* Under the xarray's allocation, which owns the index now. */
+	key = (mr->index << 8) | ++sdev->mr_keygen[mr->index];
 	mr->ibmr.lkey = key;
 	mr->ibmr.rkey = key;
-	mr->access = access;
 	return mr;
 
 out_free:
@@ -47,13 +74,130 @@ out_put:
 	srnic_obj_put(&sdev->n_mr);
 	return ERR_PTR(err);
 }
+EXPORT_SYMBOL_IF_KUNIT(srnic_mr_alloc);
 
-static void srnic_mr_free(struct srnic_dev *sdev, struct srnic_mr *mr)
+/**
+ * srnic_mr_publish() - make a complete MR findable by its key
+ * @sdev: the device
+ * @mr: the MR, its range set
+ *
+ * Context: any.
+ */
+void srnic_mr_publish(struct srnic_dev *sdev, struct srnic_mr *mr)
+{
+	/* The slot is reserved: storing into it allocates nothing. */
+	xa_store_irq(&sdev->mr_xa, mr->index, mr, GFP_ATOMIC);
+}
+EXPORT_SYMBOL_IF_KUNIT(srnic_mr_publish);
+
+/**
+ * srnic_mr_destroy() - unlink an MR, wait for its users, free it
+ * @sdev: the device
+ * @mr: the MR; its pages are unpinned once nobody uses them
+ *
+ * Context: process context, may sleep.
+ */
+void srnic_mr_destroy(struct srnic_dev *sdev, struct srnic_mr *mr)
 {
 	xa_erase_irq(&sdev->mr_xa, mr->index);
-	kfree(mr);
+	srnic_mr_put(mr);
+	wait_for_completion(&mr->done);
+	ib_umem_release(mr->umem);
 	srnic_obj_put(&sdev->n_mr);
+	kfree_rcu(mr, rcu);
 }
+EXPORT_SYMBOL_IF_KUNIT(srnic_mr_destroy);
+
+/**
+ * srnic_mr_get() - find an MR by key and hold it
+ * @sdev: the device
+ * @key: an lkey or rkey
+ * @type: which one @key is
+ *
+ * Context: any; never sleeps.
+ * Return: the MR, held (srnic_mr_put()), or NULL if no live MR has @key.
+ */
+struct srnic_mr *srnic_mr_get(struct srnic_dev *sdev, u32 key,
+			      enum srnic_key_type type)
+{
+	struct srnic_mr *mr;
+
+	rcu_read_lock();
+	mr = xa_load(&sdev->mr_xa, key >> 8);
+	if (mr && (type == SRNIC_LKEY ? mr->ibmr.lkey : mr->ibmr.rkey) != key)
+		mr = NULL;
+	if (mr && !refcount_inc_not_zero(&mr->ref))
+		mr = NULL;
+	rcu_read_unlock();
+	return mr;
+}
+EXPORT_SYMBOL_IF_KUNIT(srnic_mr_get);
+
+/**
+ * srnic_mr_put() - drop a reference from srnic_mr_get()
+ * @mr: the MR
+ *
+ * Context: any; never sleeps.
+ */
+void srnic_mr_put(struct srnic_mr *mr)
+{
+	if (refcount_dec_and_test(&mr->ref))
+		complete(&mr->done);
+}
+EXPORT_SYMBOL_IF_KUNIT(srnic_mr_put);
+
+/**
+ * srnic_mr_range_ok() - does [@addr, @addr + @len) lie in a range
+ * @start: first address of the range
+ * @length: bytes in the range
+ * @addr: first address accessed
+ * @len: bytes accessed; 0 touches nothing and is always within
+ *
+ * Written so that no sum can wrap: an access whose end overflows 64 bits
+ * is outside every range.
+ *
+ * Context: any.
+ * Return: true if every byte accessed is in the range.
+ */
+bool srnic_mr_range_ok(u64 start, u64 length, u64 addr, u64 len)
+{
+	u64 off;
+
+	if (!len)
+		return true;
+	if (addr < start)
+		return false;
+	off = addr - start;
+	return off < length && len <= length - off;
+}
+EXPORT_SYMBOL_IF_KUNIT(srnic_mr_range_ok);
+
+/**
+ * srnic_mr_check() - may a request touch these bytes of this MR
+ * @mr: the MR, found by its key
+ * @pd: the PD of the QP making the access
+ * @addr: first address
+ * @len: bytes
+ * @access: the rights needed: IB_ACCESS_LOCAL_WRITE to write through an
+ *	lkey, IB_ACCESS_REMOTE_READ/WRITE/ATOMIC for an rkey; 0 to read
+ *	through an lkey
+ *
+ * Context: any.
+ * Return: 0, -EPERM if the MR belongs to another PD, -EACCES if it lacks
+ * a right, -ERANGE if a byte lies outside it.
+ */
+int srnic_mr_check(const struct srnic_mr *mr, const struct ib_pd *pd,
+		   u64 addr, u64 len, int access)
+{
+	if (mr->pd != pd)
+		return -EPERM;
+	if ((mr->access & access) != access)
+		return -EACCES;
+	if (!srnic_mr_range_ok(mr->iova, mr->length, addr, len))
+		return -ERANGE;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(srnic_mr_check);
 
 /**
  * srnic_get_dma_mr() - an MR covering all kernel memory (kernel ULPs)
@@ -67,11 +211,14 @@ struct ib_mr *srnic_get_dma_mr(struct ib_pd *ibpd, int access)
 {
 	struct srnic_mr *mr;
 
-	mr = srnic_mr_alloc(to_sdev(ibpd->device), access);
+	struct srnic_dev *sdev = to_sdev(ibpd->device);
+
+	mr = srnic_mr_alloc(sdev, ibpd, access);
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
 	mr->iova = 0;
 	mr->length = U64_MAX;
+	srnic_mr_publish(sdev, mr);
 	return &mr->ibmr;
 }
 
@@ -104,7 +251,7 @@ struct ib_mr *srnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 			  start, iova, length);
 		return ERR_PTR(-EINVAL);
 	}
-	mr = srnic_mr_alloc(sdev, access);
+	mr = srnic_mr_alloc(sdev, ibpd, access);
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
 
@@ -112,12 +259,13 @@ struct ib_mr *srnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	if (IS_ERR(umem)) {
 		srnic_dbg(sdev, "pinning %#llx+%#llx failed: %ld\n", start,
 			  length, PTR_ERR(umem));
-		srnic_mr_free(sdev, mr);
+		srnic_mr_destroy(sdev, mr);
 		return ERR_CAST(umem);
 	}
 	mr->umem = umem;
 	mr->iova = iova;
 	mr->length = length;
+	srnic_mr_publish(sdev, mr);
 	return &mr->ibmr;
 }
 
@@ -131,9 +279,6 @@ struct ib_mr *srnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
  */
 int srnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
-	struct srnic_mr *mr = to_smr(ibmr);
-
-	ib_umem_release(mr->umem);
-	srnic_mr_free(to_sdev(ibmr->device), mr);
+	srnic_mr_destroy(to_sdev(ibmr->device), to_smr(ibmr));
 	return 0;
 }
