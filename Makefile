@@ -74,3 +74,13 @@ check:
 
 clean:
 	rm -rf $(BUILD)
+
+# The debug/KUnit test kernel (KASAN, lockdep, UBSAN, kmemleak...), built
+# once into ${SRNIC_CACHE:-/var/cache/srnic}/testkernel/; "make kunit" boots
+# it and runs the KUnit suites (KUNIT_ARGS=--selftests: the selftests).
+.PHONY: kunit testkernel
+kunit:
+	$(TOP)/scripts/kunit.sh $(KUNIT_ARGS)
+
+testkernel:
+	$(TOP)/scripts/testkernel.sh

@@ -16,7 +16,7 @@
 #include <rdma/rdma_user_rxe.h>
 
 /* Largest message: the port's max_msg_sz. */
-#define SRNIC_MAX_MSG_SIZE	(1U << 31)
+#define SRNIC_MAX_MSG_SIZE	BIT(31)
 
 /**
  * struct srnic_wqe_limits - what a QP's send queue was created with
