@@ -254,8 +254,7 @@ static int srnic_newlink(const char *ibdev_name, struct net_device *ndev)
 		ib_unregister_device(ibdev);
 		return err ?: -ENODEV;
 	}
-	ibdev_info(ibdev, "created on %s (%s)\n", ndev->name,
-		   netdev_name(ndev));
+	ibdev_info(ibdev, "created on %s\n", ndev->name);
 	return 0;
 
 out_put_net:
