@@ -8,7 +8,8 @@
 #  - verbs arguments out of range (srnic_vtest limits), object limits
 #    exhausted twice (nothing leaked by the refusals)
 #  - the netdev deleted under a live device with a user context: the device
-#    goes, the process gets IB_EVENT_DEVICE_FATAL
+#    goes, the process gets IB_EVENT_DEVICE_FATAL; a namespace deleted
+#    under a live device
 #  - rmmod with devices present; rmmod while a process holds a context
 #  - rdma_rxe loaded, used and unloaded beside live srnic devices
 . "$(dirname "$0")/srnic_lib.sh"
@@ -17,7 +18,7 @@ srnic_require
 VTEST=$SRNIC_BIN/srnic_vtest
 [ -x "$VTEST" ] || ktap_skip_rest "no $VTEST (run make selftests-build)"
 ktap_print_header
-ktap_set_plan 21
+ktap_set_plan 22
 
 dmesg_mark
 # Small object limits, so the test can exhaust each one.
@@ -115,6 +116,16 @@ ktap_print_msg "holder: $(tr '\n' ' ' <"$hold_out")"
 	grep -q closed "$hold_out" &&
 	ktap_test_pass "the process got IB_EVENT_DEVICE_FATAL and closed cleanly" ||
 	ktap_test_fail "the process got IB_EVENT_DEVICE_FATAL and closed cleanly"
+
+# A namespace deleted under a live device (its veth goes with it, and
+# the namespace's UDP sockets must be gone before the namespace is).
+setup_ns NS_D
+setup_veth_pair "$NS_D" "$NS_B" 8
+srnic_link_add "$NS_D" srnicd "$VETH_A" || srnic_bail "srnicd"
+ip netns del "$NS_D"
+wait_until 30 eval '! rdma_dev_exists srnicd' &&
+	ktap_test_pass "namespace deleted under a live device: device removed" ||
+	ktap_test_fail "namespace deleted under a live device: device removed"
 
 # rmmod while a process holds a context: busy until it exits.
 srnic_link_add "$NS_B" srnic2 "$B1" || srnic_bail "srnic2"
