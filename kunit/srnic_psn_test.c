@@ -48,7 +48,9 @@ static void srnic_psn_window(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, srnic_psn_in_window(2, 0xfffffe, 4));
 	KUNIT_EXPECT_FALSE(test, srnic_psn_in_window(0xfffffd, 0xfffffe, 4));
 	KUNIT_EXPECT_FALSE(test, srnic_psn_in_window(5, 5, 0));
-	KUNIT_EXPECT_TRUE(test, srnic_psn_in_window(4, 5, 0xffffff));
+	/* The largest window: everything but the PSN just before it. */
+	KUNIT_EXPECT_TRUE(test, srnic_psn_in_window(3, 5, 0xffffff));
+	KUNIT_EXPECT_FALSE(test, srnic_psn_in_window(4, 5, 0xffffff));
 }
 
 /* Exhaustive around the wrap: diff and add are inverse. */
