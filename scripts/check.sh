@@ -7,6 +7,11 @@
 #   3. build srnic.ko for both kernels and the selftests' programs
 #   4. boot each stock kernel in a guest and run every selftest there,
 #      failing on any failed test or any kernel splat in the guest log
+#   5. KUnit: build (once, cached) the debug test kernel from Debian's
+#      linux-source with KUnit, KASAN, lockdep, UBSAN, kmemleak, and run
+#      every kunit/ suite in it (scripts/kunit.sh)
+#   6. the selftests again on the debug kernel, so the sanitizers watch
+#      the real driver (scripts/kunit.sh --selftests)
 # Prints one line per stage and ends with "N passed, N failed".
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -41,6 +46,9 @@ for k in $(scripts/kvers.sh); do
 	stage "selftests-$k" scripts/vm.sh --kernel "$k" --timeout 1800 \
 		--fail-on-splat --out "$out/guest-$k" -- selftests/run_kselftests.sh
 done
+
+stage kunit scripts/kunit.sh --timeout 1800
+stage selftests-debug scripts/kunit.sh --selftests --timeout 3000
 
 echo "results: $out"
 echo "$pass passed, $fail failed"

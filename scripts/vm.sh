@@ -360,16 +360,18 @@ elif [ "${SRNIC_VM_PVH:-1}" != 0 ]; then
 	vmlinux=$cache/vmlinux-$kver-$sum
 	if [ ! -s "$vmlinux" ]; then
 		# The payload (setup header fields payload_offset/length) is the
-		# compressed ELF vmlinux plus a 4-byte size trailer.
+		# compressed ELF vmlinux plus, for xz and zstd, a 4-byte size
+		# trailer (gzip has the size in its own trailer).  A payload that
+		# does not decompress is booted as a bzImage (note below).
 		setup=$(od -An -tu1 -j $((0x1f1)) -N1 "$image" | tr -d ' ')
 		poff=$(od -An -tu4 -j $((0x248)) -N4 "$image" | tr -d ' ')
 		plen=$(od -An -tu4 -j $((0x24c)) -N4 "$image" | tr -d ' ')
 		tmp=$(mktemp "$vmlinux.XXXXXX")
-		tail -c +$(((setup + 1) * 512 + poff + 1)) "$image" | head -c $((plen - 4)) >"$tmp.z"
+		tail -c +$(((setup + 1) * 512 + poff + 1)) "$image" | head -c "$plen" >"$tmp.z"
 		case $(od -An -tx1 -N4 "$tmp.z" | tr -d ' ') in
-		fd377a58) xz -dc <"$tmp.z" >"$tmp" 2>/dev/null ;;
-		28b52ffd) zstd -qdc <"$tmp.z" >"$tmp" 2>/dev/null ;;
-		1f8b*) gzip -dc <"$tmp.z" >"$tmp" 2>/dev/null ;;
+		fd377a58) head -c $((plen - 4)) "$tmp.z" | xz -dc >"$tmp" 2>/dev/null || : >"$tmp" ;;
+		28b52ffd) head -c $((plen - 4)) "$tmp.z" | zstd -qdc >"$tmp" 2>/dev/null || : >"$tmp" ;;
+		1f8b*) gzip -dc <"$tmp.z" >"$tmp" 2>/dev/null || : >"$tmp" ;;
 		*) : >"$tmp" ;;
 		esac
 		rm -f "$tmp.z"

@@ -246,7 +246,7 @@ setup_veth_pair() {
 # --- kernel log --------------------------------------------------------------
 
 # What scripts/vm.sh --fail-on-splat looks for, too.
-KERNEL_SPLAT_RE='BUG:|WARNING:|Oops|KASAN|UBSAN|possible circular locking|sleeping function called from invalid context|kmemleak|general protection fault|Call Trace|soft lockup|hard LOCKUP|blocked for more than|rcu.*detected stall'
+KERNEL_SPLAT_RE='BUG:|WARNING:|Oops|KASAN|UBSAN|possible circular locking|sleeping function called from invalid context|suspected memory leak|general protection fault|Call Trace|soft lockup|hard LOCKUP|blocked for more than|rcu.*detected stall'
 DMESG_MARK=0
 
 dmesg_mark() {

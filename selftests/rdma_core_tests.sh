@@ -35,6 +35,7 @@ gunzip -f "$TESTS"/*.gz
 
 ktap_print_header
 ktap_set_plan $(($(wc -w <<<"$MODULES") + 3))
+dmesg_mark
 
 srnic_load || srnic_bail "no module"
 defer srnic_unload
