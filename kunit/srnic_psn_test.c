@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit: 24-bit PSN arithmetic across the wrap, and window checks.
+ * KUnit: 24-bit PSN arithmetic across the wrap, window checks, and the
+ * ACK coalescing decisions.
  */
 #include <kunit/test.h>
 
 #include "srnic_pkt.h"
+
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
 
 static void srnic_psn_add_wraps(struct kunit *test)
 {
@@ -65,12 +68,51 @@ static void srnic_psn_add_diff_inverse(struct kunit *test)
 						       base), (s32)n);
 }
 
+/* The responder's ACK coalescing decisions. */
+static void srnic_psn_ack_coalescing(struct kunit *test)
+{
+	struct srnic_ack_coalesce ac = {};
+	int i;
+
+	/* Deferred up to the bound, then one ACK covers them all. */
+	for (i = 1; i < 4; i++)
+		KUNIT_EXPECT_EQ_MSG(test, srnic_ack_decide(&ac, false, false, 4),
+				    SRNIC_ACK_DEFER, "packet %d", i);
+	KUNIT_EXPECT_EQ(test, ac.pending, 3U);
+	KUNIT_EXPECT_EQ(test, srnic_ack_decide(&ac, false, false, 4),
+			SRNIC_ACK_NOW);
+	KUNIT_EXPECT_EQ(test, ac.pending, 0U);
+	/* AckReq answers at once, however few are pending. */
+	KUNIT_EXPECT_EQ(test, srnic_ack_decide(&ac, true, false, 4),
+			SRNIC_ACK_NOW);
+	/* A NAK goes at once and does not count as a received packet. */
+	KUNIT_EXPECT_EQ(test, srnic_ack_decide(&ac, false, false, 4),
+			SRNIC_ACK_DEFER);
+	KUNIT_EXPECT_EQ(test, srnic_ack_decide(&ac, false, true, 4),
+			SRNIC_ACK_NOW);
+	KUNIT_EXPECT_EQ(test, ac.pending, 0U);
+	/* A bound of 0 or 1: every packet is acknowledged. */
+	KUNIT_EXPECT_EQ(test, srnic_ack_decide(&ac, false, false, 0),
+			SRNIC_ACK_NOW);
+	KUNIT_EXPECT_EQ(test, srnic_ack_decide(&ac, false, false, 1),
+			SRNIC_ACK_NOW);
+
+	/* The requester asks on the last packet and every N-th. */
+	KUNIT_EXPECT_TRUE(test, srnic_ack_req_needed(0, true, 0));
+	KUNIT_EXPECT_FALSE(test, srnic_ack_req_needed(0, false, 0));
+	KUNIT_EXPECT_FALSE(test, srnic_ack_req_needed(6, false, 8));
+	KUNIT_EXPECT_TRUE(test, srnic_ack_req_needed(7, false, 8));
+	KUNIT_EXPECT_FALSE(test, srnic_ack_req_needed(8, false, 8));
+	KUNIT_EXPECT_TRUE(test, srnic_ack_req_needed(15, false, 8));
+}
+
 static struct kunit_case srnic_psn_cases[] = {
 	KUNIT_CASE(srnic_psn_add_wraps),
 	KUNIT_CASE(srnic_psn_diff_signed),
 	KUNIT_CASE(srnic_psn_before_after),
 	KUNIT_CASE(srnic_psn_window),
 	KUNIT_CASE(srnic_psn_add_diff_inverse),
+	KUNIT_CASE(srnic_psn_ack_coalescing),
 	{}
 };
 

@@ -336,3 +336,46 @@ int srnic_pkt_build(struct srnic_pkt *pkt, void *buf, u32 size)
 	return p - (u8 *)buf;
 }
 EXPORT_SYMBOL_IF_KUNIT(srnic_pkt_build);
+
+/**
+ * srnic_ack_decide() - does this packet call for an ACK now
+ * @ac: the responder's coalescing state
+ * @ack_req: the packet's AckReq bit
+ * @nak: the packet is answered with a NAK (always sent at once)
+ * @max_pending: most packets left unacknowledged (>= 1)
+ *
+ * Context: the responder, serialised per QP.
+ * Return: SRNIC_ACK_NOW (the state restarts) or SRNIC_ACK_DEFER.
+ */
+enum srnic_ack_action srnic_ack_decide(struct srnic_ack_coalesce *ac,
+				       bool ack_req, bool nak, u32 max_pending)
+{
+	if (!nak)
+		ac->pending++;
+	if (nak || ack_req || ac->pending >= max(max_pending, 1U)) {
+		ac->pending = 0;
+		return SRNIC_ACK_NOW;
+	}
+	return SRNIC_ACK_DEFER;
+}
+EXPORT_SYMBOL_IF_KUNIT(srnic_ack_decide);
+
+/**
+ * srnic_ack_req_needed() - should a request packet carry AckReq
+ * @psn_in_msg: the packet's index within its message (0 for the first)
+ * @last: it is the message's last packet
+ * @every: also ask every this many packets within a long message (0:
+ *	only on the last packet)
+ *
+ * The requester asks for an ACK at the end of every message, so each
+ * completes promptly, and periodically within long ones, so its window
+ * keeps moving.
+ *
+ * Context: any.
+ * Return: whether to set AckReq.
+ */
+bool srnic_ack_req_needed(u32 psn_in_msg, bool last, u32 every)
+{
+	return last || (every && (psn_in_msg + 1) % every == 0);
+}
+EXPORT_SYMBOL_IF_KUNIT(srnic_ack_req_needed);

@@ -161,6 +161,29 @@ static inline bool srnic_psn_in_window(u32 psn, u32 start, u32 size)
 	return ((psn - start) & SRNIC_PSN_MASK) < size;
 }
 
+/*
+ * ACK coalescing at the responder: an RC responder need not acknowledge
+ * every packet. It must answer at once when the requester set AckReq,
+ * for a NAK, and it bounds how many packets go unacknowledged; in
+ * between it defers (a timer sends the deferred ACK).
+ */
+enum srnic_ack_action {
+	SRNIC_ACK_DEFER,	/* no ACK now */
+	SRNIC_ACK_NOW,		/* send an ACK covering everything so far */
+};
+
+/**
+ * struct srnic_ack_coalesce - a responder's unacknowledged packets
+ * @pending: valid packets received since the last ACK sent
+ */
+struct srnic_ack_coalesce {
+	u32 pending;
+};
+
+enum srnic_ack_action srnic_ack_decide(struct srnic_ack_coalesce *ac,
+				       bool ack_req, bool nak, u32 max_pending);
+bool srnic_ack_req_needed(u32 psn_in_msg, bool last, u32 every);
+
 /* srnic_icrc.c */
 u32 srnic_icrc(const void *l3, u32 len);
 
