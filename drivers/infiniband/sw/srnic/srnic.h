@@ -14,9 +14,13 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_umem.h>
 #include <rdma/rdma_user_rxe.h>
+#include <net/dst_cache.h>
 
 #include <srnic/limits.h>
 #include "srnic_compat.h"
+#include "srnic_pkt.h"
+#include "srnic_prefetch.h"
+#include "srnic_wqe.h"
 
 #define SRNIC_DRV_NAME		"srnic"
 #define SRNIC_LINK_TYPE		"srnic"
@@ -32,6 +36,24 @@ enum srnic_counter {
 	SRNIC_CNT_RCVD_PKTS,
 	SRNIC_CNT_RX_DROPPED,
 	SRNIC_CNT_LINK_DOWNED,
+	SRNIC_CNT_ICRC_ERR,
+	SRNIC_CNT_MALFORMED,
+	SRNIC_CNT_NO_QP,
+	SRNIC_CNT_DUP_REQ,
+	SRNIC_CNT_OOS_REQ,
+	SRNIC_CNT_RCVD_RNR,
+	SRNIC_CNT_SEND_RNR,
+	SRNIC_CNT_RCVD_SEQ_ERR,
+	SRNIC_CNT_RETRY_EXC,
+	SRNIC_CNT_RNR_RETRY_EXC,
+	SRNIC_CNT_COMP_RETRY,
+	SRNIC_CNT_RETRANSMITS,
+	SRNIC_CNT_SEND_ERR,
+	SRNIC_CNT_RDMA_SENDS,
+	SRNIC_CNT_RDMA_RECVS,
+	SRNIC_CNT_ACKS_SENT,
+	SRNIC_CNT_NAKS_SENT,
+	SRNIC_CNT_BAD_WQE,
 	SRNIC_NUM_COUNTERS
 };
 
@@ -54,6 +76,9 @@ enum srnic_counter {
  * @srq_xa: SRQ number to SRQ
  * @mr_keygen: per key index, the low byte of its last key: each reuse
  *	of an index gets the next byte, so a stale key misses
+ * @pool: the WQE prefetch pool shared by the device's QPs
+ * @atomic_lock: makes each atomic operation atomic with respect to every
+ *	other one the device executes, whichever QP it arrives on
  * @counters: hardware counters
  */
 struct srnic_dev {
@@ -85,6 +110,9 @@ struct srnic_dev {
 	u8 *mr_keygen;
 	struct xarray srq_xa;
 	u32 srq_next;
+
+	struct srnic_pool pool;
+	spinlock_t atomic_lock;	/* see above */
 
 	atomic64_t counters[SRNIC_NUM_COUNTERS];
 };
@@ -329,24 +357,205 @@ static inline struct srnic_srq *to_ssrq(struct ib_srq *ibsrq)
 	return ibsrq ? container_of(ibsrq, struct srnic_srq, ibsrq) : NULL;
 }
 
+/* Packets a requester may have sent and not seen acknowledged. */
+#define SRNIC_MAX_INFLIGHT	256
+/* Atomic results a responder keeps to answer duplicate requests. */
+#define SRNIC_ATOMIC_REPLAY	16
+
+/* Where a send WQE in the requester's window stands. */
+enum srnic_swqe_state {
+	SRNIC_SWQE_ISSUED,	/* taken from the pool, PSNs assigned */
+	SRNIC_SWQE_DONE,	/* acknowledged / all responses placed */
+};
+
+/**
+ * struct srnic_swqe - a send WQE in the requester's window
+ * @first_psn: PSN of its first packet
+ * @npkts: PSNs it uses (request packets; a Read: response packets)
+ * @read_off: Read: response bytes placed so far
+ * @state: enum srnic_swqe_state
+ * @status: IB_WC_SUCCESS, or the error it completes with
+ * @wqe: the validated WQE, copied from the prefetch pool at issue
+ *
+ * The window lives in kernel memory from issue to completion: the ring
+ * slot may be reused by the consumer only after completion, but the
+ * pipeline never reads it again after the prefetch.
+ */
+struct srnic_swqe {
+	u32 first_psn;
+	u32 npkts;
+	u32 read_off;
+	u8 state;
+	u8 status;
+	struct srnic_send_wqe wqe;	/* flexible: last */
+};
+
+/**
+ * struct srnic_req - the requester side of an RC QP
+ * @lock: protects everything below; taken in softirq context
+ * @lim: the send queue's limits, for WQE validation
+ * @pfq: the QP's share of the device's prefetch pool
+ * @pf_work: the prefetch stage (device workqueue)
+ * @task: the transmit tasklet (budgeted runs)
+ * @timer: retransmission / RNR wait timer
+ * @window: the issued WQEs, one entry of @stride bytes per ring slot
+ * @stride: bytes per @window entry
+ * @comp: ring index of the oldest WQE not yet completed
+ * @issue: ring index of the next WQE to take from the pool
+ * @cur: ring index of the WQE being transmitted (@comp..@issue)
+ * @cur_pkt: its next packet (index within the message)
+ * @psn: PSN of that packet
+ * @una: oldest unacknowledged PSN
+ * @rd_atomic: Read/Atomic WQEs issued and not complete
+ * @retry_left: retries left before IB_WC_RETRY_EXC_ERR
+ * @rnr_left: RNR retries left (7: infinite)
+ * @rnr_wait: waiting out an RNR NAK's timer
+ * @timer_psn: @una when the timer was armed (no progress: retransmit)
+ * @max_psn: one past the highest PSN sent
+ * @bad_wqe: the prefetch stage found a WQE the QP cannot execute, at
+ *	ring index @bad_index: it completes in error when its turn comes
+ * @bad_index: see @bad_wqe
+ * @fetch_buf: the prefetch stage's copy of one ring element
+ * @fetch_size: bytes per ring element
+ * @flushing: the QP is in error: everything completes with flush status
+ * @sport: UDP source port of the QP's flow
+ */
+struct srnic_req {
+	spinlock_t lock;	/* see above */
+	struct srnic_wqe_limits lim;
+	struct srnic_pfq pfq;
+	struct work_struct pf_work;
+	struct tasklet_struct task;
+	struct timer_list timer;
+	u8 *window;
+	u32 stride;
+	u32 comp;
+	u32 issue;
+	u32 cur;
+	u32 cur_pkt;
+	u32 psn;
+	u32 una;
+	u32 rd_atomic;
+	u8 retry_left;
+	u8 rnr_left;
+	bool rnr_wait;
+	u32 timer_psn;
+	u32 max_psn;
+	bool bad_wqe;
+	u32 bad_index;
+	void *fetch_buf;
+	u32 fetch_size;
+	bool flushing;
+	u16 sport;
+};
+
+/**
+ * struct srnic_rwqe - a receive WQE the responder took from the RQ/SRQ
+ * @wr_id: the consumer's cookie
+ * @num_sge: entries in @sge
+ * @length: bytes the SGEs cover
+ * @sge: the buffers
+ */
+struct srnic_rwqe {
+	u64 wr_id;
+	u32 num_sge;
+	u32 length;
+	struct ib_sge sge[SRNIC_MAX_SGE];
+};
+
+/**
+ * struct srnic_read_job - a Read request the responder answers
+ * @list: entry in srnic_resp::reads
+ * @mr: the MR read from, held
+ * @va: next byte to send
+ * @resid: bytes left
+ * @psn: PSN of the next response packet
+ * @first: the next packet is the first of the response
+ */
+struct srnic_read_job {
+	struct list_head list;
+	struct srnic_mr *mr;
+	u64 va;
+	u32 resid;
+	u32 psn;
+	bool first;
+};
+
+/**
+ * struct srnic_atomic_res - an executed atomic, for duplicate requests
+ * @psn: its PSN
+ * @orig: the value it returned
+ * @valid: the entry holds a result
+ */
+struct srnic_atomic_res {
+	u32 psn;
+	u64 orig;
+	bool valid;
+};
+
+/**
+ * struct srnic_resp - the responder side of an RC QP
+ * @lock: protects everything below; taken in softirq context
+ * @epsn: next expected request PSN
+ * @msn: messages completed (AETH MSN)
+ * @in_op: SRNIC_OPF_SEND or SRNIC_OPF_WRITE while a multi-packet message
+ *	is in progress (a middle or last packet must follow), else 0
+ * @wmr: the in-progress Write's MR, held
+ * @wva: where its next byte goes
+ * @wresid: bytes of it still to come
+ * @have_rwqe: @rwqe holds the receive WQE the current Send consumes
+ * @rwqe: that WQE
+ * @roff: bytes of the current Send placed so far
+ * @nak_sent: a PSN sequence NAK went out; stay quiet until @epsn arrives
+ * @ac: ACK coalescing
+ * @reads: Read requests being answered, oldest first
+ * @nreads: entries in @reads (bounded by max_dest_rd_atomic)
+ * @ares: recent atomic results, a ring
+ * @ares_next: where the next result goes
+ */
+struct srnic_resp {
+	spinlock_t lock;	/* see above */
+	u32 epsn;
+	u32 msn;
+	u16 in_op;
+	struct srnic_mr *wmr;
+	u64 wva;
+	u32 wresid;
+	bool have_rwqe;
+	struct srnic_rwqe rwqe;
+	u32 roff;
+	bool nak_sent;
+	struct srnic_ack_coalesce ac;
+	struct list_head reads;
+	u32 nreads;
+	struct srnic_atomic_res ares[SRNIC_ATOMIC_REPLAY];
+	u32 ares_next;
+};
+
 /**
  * struct srnic_qp - a queue pair
  * @ibqp: the core's QP
  * @state_lock: serialises modify_qp and guards the attributes below
  * @state: current state
  * @is_user: the rings are user-mapped
+ * @dead: being destroyed: the pipeline stages stop rearming
  * @sq: send ring
  * @rq: receive ring (unused with an SRQ)
  * @srq: the SRQ, if any
  * @sq_sig_all: every send WR generates a completion
  * @attr fields: the values last set by modify_qp, reported by query_qp
  * @av: the primary path
+ * @mtu: path MTU in bytes
+ * @dst_cache: the route to @av's destination
+ * @req: requester state
+ * @resp: responder state
  */
 struct srnic_qp {
 	struct ib_qp ibqp;
 	struct mutex state_lock;	/* see above */
 	enum ib_qp_state state;
 	bool is_user;
+	bool dead;
 	struct srnic_wq sq;
 	struct srnic_wq rq;
 	struct srnic_srq *srq;
@@ -369,6 +578,11 @@ struct srnic_qp {
 	bool sqd_notify;
 	bool av_valid;
 	struct srnic_av av;
+	u32 mtu;
+	struct dst_cache dst_cache;
+
+	struct srnic_req req;
+	struct srnic_resp resp;
 };
 
 static inline struct srnic_qp *to_sqp(struct ib_qp *ibqp)
@@ -385,6 +599,9 @@ static inline struct srnic_qp *to_sqp(struct ib_qp *ibqp)
  * @length: bytes covered
  * @access: IB_ACCESS_* rights
  * @index: key index in srnic_dev::mr_xa
+ * @pages: the pinned pages, in order (user MRs)
+ * @npages: entries in @pages
+ * @page_off: offset of the MR's first byte in @pages[0]
  * @ref: users: the registration, plus every lookup in flight
  * @done: completed when the last user is gone (deregistration waits)
  * @rcu: frees the MR after lookups that may still see it are over
@@ -397,6 +614,9 @@ struct srnic_mr {
 	u64 length;
 	int access;
 	u32 index;
+	struct page **pages;
+	u32 npages;
+	u32 page_off;
 	refcount_t ref;
 	struct completion done;
 	struct rcu_head rcu;
@@ -497,6 +717,65 @@ void srnic_mr_put(struct srnic_mr *mr);
 bool srnic_mr_range_ok(u64 start, u64 length, u64 addr, u64 len);
 int srnic_mr_check(const struct srnic_mr *mr, const struct ib_pd *pd,
 		   u64 addr, u64 len, int access);
+
+static inline bool srnic_op_is_rd_atomic(u32 wr_opcode)
+{
+	return wr_opcode == IB_WR_RDMA_READ ||
+	       wr_opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+	       wr_opcode == IB_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* srnic_mem.c: moving bytes to and from registered memory */
+int srnic_mr_map_pages(struct srnic_mr *mr);
+void srnic_mr_copy(struct srnic_mr *mr, u64 va, void *buf, u32 len,
+		   bool to_mr);
+int srnic_sge_copy(struct srnic_dev *sdev, struct ib_pd *pd,
+		   const struct ib_sge *sge, u32 num_sge, u32 off, void *buf,
+		   u32 len, bool to_mem);
+
+/* srnic_net.c: the wire */
+struct sk_buff *srnic_skb_alloc(u32 len);
+int srnic_xmit(struct srnic_qp *qp, struct sk_buff *skb);
+
+/* srnic_rx.c: validated receive */
+void srnic_rx(struct srnic_dev *sdev, struct sk_buff *skb);
+
+/* srnic_tx.c: doorbell, prefetch, transmit tasklet, retransmission */
+int srnic_tx_module_init(void);
+void srnic_tx_module_exit(void);
+int srnic_dp_dev_init(struct srnic_dev *sdev);
+void srnic_dp_dev_cleanup(struct srnic_dev *sdev);
+int srnic_req_init(struct srnic_qp *qp);
+void srnic_req_cleanup(struct srnic_qp *qp);
+void srnic_req_start(struct srnic_qp *qp);
+void srnic_req_reset(struct srnic_qp *qp);
+void srnic_req_kick(struct srnic_qp *qp);
+void srnic_req_doorbell(struct srnic_qp *qp);
+void srnic_req_arm_timer(struct srnic_qp *qp);
+void srnic_qp_quiesce(struct srnic_qp *qp);
+void srnic_req_rewind(struct srnic_qp *qp, u32 psn);
+struct srnic_swqe *srnic_req_swqe(struct srnic_qp *qp, u32 index);
+u8 *srnic_build_send(struct srnic_qp *qp, struct sk_buff_head *out,
+		     struct srnic_pkt *pkt, u32 paylen);
+
+/* srnic_comp.c: the completer and flushing */
+void srnic_comp_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
+		   const u8 *payload);
+void srnic_req_complete(struct srnic_qp *qp);
+void srnic_qp_error(struct srnic_qp *qp);
+void srnic_flush_rq(struct srnic_qp *qp);
+void srnic_req_fail(struct srnic_qp *qp, u32 index, enum ib_wc_status st);
+void srnic_post_wc(struct srnic_qp *qp, bool recv, u64 wr_id,
+		   enum ib_wc_status status, enum ib_wc_opcode op, u32 byte_len,
+		   __be32 imm, int flags, bool solicited);
+
+/* srnic_resp.c: the responder */
+void srnic_resp_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
+		   const u8 *payload);
+int srnic_resp_tx(struct srnic_qp *qp, struct sk_buff_head *out, int budget);
+void srnic_resp_reset(struct srnic_qp *qp);
+void srnic_resp_drop_state(struct srnic_qp *qp);
+int srnic_rwqe_take(struct srnic_qp *qp, struct srnic_rwqe *rw);
 
 /* srnic_stats.c */
 struct rdma_hw_stats *srnic_alloc_hw_port_stats(struct ib_device *ibdev,

@@ -87,6 +87,7 @@ static void srnic_dealloc_driver(struct ib_device *ibdev)
 	xa_destroy(&sdev->mr_xa);
 	xa_destroy(&sdev->srq_xa);
 	kvfree(sdev->mr_keygen);
+	srnic_dp_dev_cleanup(sdev);
 	srnic_net_del_dev(sdev->sn, sdev, sdev->ifindex);
 	srnic_net_put(sdev->sn);
 
@@ -192,6 +193,9 @@ static int srnic_newlink(const char *ibdev_name, struct net_device *ndev)
 		err = -ENOMEM;
 		goto out_dealloc;
 	}
+	err = srnic_dp_dev_init(sdev);
+	if (err)
+		goto out_dealloc;
 
 	sdev->sn = srnic_net_get(sdev->net, ndev->name);
 	if (IS_ERR(sdev->sn)) {
@@ -231,6 +235,12 @@ static int srnic_newlink(const char *ibdev_name, struct net_device *ndev)
 	ibdev->phys_port_cnt = 1;
 	ibdev->num_comp_vectors = 1;
 	ibdev->local_dma_lkey = 0;
+	/*
+	 * Write-path commands the core leaves off by default and librxe
+	 * uses: the send doorbell and arming a CQ.
+	 */
+	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
+				  BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 	addrconf_addr_eui48((unsigned char *)&ibdev->node_guid, ndev->dev_addr);
 	snprintf(ibdev->node_desc, sizeof(ibdev->node_desc), "srnic %s",
 		 ndev->name);
@@ -260,6 +270,7 @@ static int srnic_newlink(const char *ibdev_name, struct net_device *ndev)
 out_put_net:
 	srnic_net_put(sdev->sn);
 out_dealloc:
+	srnic_dp_dev_cleanup(sdev);
 	kvfree(sdev->mr_keygen);
 	ib_dealloc_device(&sdev->ibdev);
 	return err;
@@ -375,9 +386,12 @@ static int __init srnic_init(void)
 {
 	int err;
 
-	err = srnic_net_init();
+	err = srnic_tx_module_init();
 	if (err)
 		return err;
+	err = srnic_net_init();
+	if (err)
+		goto out_tx;
 	err = register_netdevice_notifier(&srnic_netdev_nb);
 	if (err)
 		goto out_net;
@@ -387,6 +401,8 @@ static int __init srnic_init(void)
 
 out_net:
 	srnic_net_exit();
+out_tx:
+	srnic_tx_module_exit();
 	return err;
 }
 
@@ -398,6 +414,7 @@ static void __exit srnic_exit(void)
 	wait_event(srnic_devices_wq, !atomic_read(&srnic_ndevices));
 	unregister_netdevice_notifier(&srnic_netdev_nb);
 	srnic_net_exit();
+	srnic_tx_module_exit();
 	pr_info("%s: unloaded\n", SRNIC_DRV_NAME);
 }
 

@@ -102,6 +102,7 @@ void srnic_mr_destroy(struct srnic_dev *sdev, struct srnic_mr *mr)
 	xa_erase_irq(&sdev->mr_xa, mr->index);
 	srnic_mr_put(mr);
 	wait_for_completion(&mr->done);
+	kvfree(mr->pages);
 	ib_umem_release(mr->umem);
 	srnic_obj_put(&sdev->n_mr);
 	kfree_rcu(mr, rcu);
@@ -265,6 +266,10 @@ struct ib_mr *srnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	mr->umem = umem;
 	mr->iova = iova;
 	mr->length = length;
+	if (srnic_mr_map_pages(mr)) {
+		srnic_mr_destroy(sdev, mr);
+		return ERR_PTR(-ENOMEM);
+	}
 	srnic_mr_publish(sdev, mr);
 	return &mr->ibmr;
 }

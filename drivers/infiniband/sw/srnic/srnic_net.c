@@ -10,8 +10,12 @@
  * released with the last; a dying namespace first removes its devices.
  */
 #include <linux/module.h>
+#include <net/ip.h>
+#include <net/ip6_route.h>
+#include <net/ipv6_stubs.h>
 #include <net/net_namespace.h>
 #include <net/netns/generic.h>
+#include <net/route.h>
 #include <net/udp_tunnel.h>
 
 #include "srnic.h"
@@ -35,9 +39,8 @@ struct srnic_net {
 static unsigned int srnic_net_id __read_mostly;
 
 /*
- * The receive entry point. The RC receive pipeline is built on top of this
- * in srnic_rx.c; until a packet has a consumer it is dropped and counted,
- * never silently.
+ * The receive entry point: find the device by the ingress netdev, make
+ * the packet linear, hand it to the validated receive path.
  */
 static int srnic_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 {
@@ -46,12 +49,198 @@ static int srnic_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 
 	rcu_read_lock();
 	sdev = skb->dev ? xa_load(&sn->devs, skb->dev->ifindex) : NULL;
-	if (sdev) {
+	if (!sdev) {
+		rcu_read_unlock();
+		kfree_skb(skb);
+		return 0;
+	}
+	if (skb_linearize(skb)) {
 		srnic_counter_inc(sdev, SRNIC_CNT_RCVD_PKTS);
 		srnic_counter_inc(sdev, SRNIC_CNT_RX_DROPPED);
+		rcu_read_unlock();
+		kfree_skb(skb);
+		return 0;
 	}
+	srnic_rx(sdev, skb);
 	rcu_read_unlock();
-	kfree_skb(skb);
+	return 0;
+}
+
+/* Room in front of the BTH: link layer, IPv6 (the larger), UDP. */
+#define SRNIC_HEADROOM	(LL_MAX_HEADER + sizeof(struct ipv6hdr) + \
+			 sizeof(struct udphdr))
+
+/**
+ * srnic_skb_alloc() - a packet buffer for a RoCEv2 transport packet
+ * @len: bytes from the BTH to the end of the ICRC
+ *
+ * Context: any; never sleeps.
+ * Return: the buffer, @len bytes long, data at the BTH; NULL if no memory.
+ */
+struct sk_buff *srnic_skb_alloc(u32 len)
+{
+	struct sk_buff *skb = alloc_skb(SRNIC_HEADROOM + len, GFP_ATOMIC);
+
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, SRNIC_HEADROOM);
+	skb_put(skb, len);
+	return skb;
+}
+
+static struct dst_entry *srnic_route4(struct srnic_qp *qp,
+				      struct srnic_dev *sdev, __be32 saddr,
+				      __be32 daddr)
+{
+	struct flowi4 fl4 = {};
+	struct rtable *rt;
+
+	rt = dst_cache_get_ip4(&qp->dst_cache, &saddr);
+	if (rt)
+		return &rt->dst;
+	fl4.flowi4_oif = sdev->ifindex;
+	fl4.flowi4_proto = IPPROTO_UDP;
+	fl4.saddr = saddr;
+	fl4.daddr = daddr;
+	rt = ip_route_output_key(sdev->net, &fl4);
+	if (IS_ERR(rt))
+		return NULL;
+	dst_cache_set_ip4(&qp->dst_cache, &rt->dst, fl4.saddr);
+	return &rt->dst;
+}
+
+static struct dst_entry *srnic_route6(struct srnic_qp *qp,
+				      struct srnic_dev *sdev,
+				      const struct in6_addr *saddr,
+				      const struct in6_addr *daddr)
+{
+	struct flowi6 fl6 = {};
+	struct dst_entry *dst;
+
+	if (!IS_ENABLED(CONFIG_IPV6) || !sdev->sn->sock6)
+		return NULL;
+	dst = dst_cache_get(&qp->dst_cache);
+	if (dst)
+		return dst;
+	fl6.flowi6_oif = sdev->ifindex;
+	fl6.flowi6_proto = IPPROTO_UDP;
+	fl6.saddr = *saddr;
+	fl6.daddr = *daddr;
+	dst = ipv6_stub->ipv6_dst_lookup_flow(sdev->net, sdev->sn->sock6->sk,
+					      &fl6, NULL);
+	if (IS_ERR(dst))
+		return NULL;
+	if (dst->error) {
+		dst_release(dst);
+		return NULL;
+	}
+	dst_cache_set_ip6(&qp->dst_cache, dst, &fl6.saddr);
+	return dst;
+}
+
+/**
+ * srnic_xmit() - send one transport packet of a QP
+ * @qp: the QP; its address vector says where
+ * @skb: the packet from the BTH on, ICRC room included; consumed
+ *
+ * Adds UDP (source port: the QP's flow entropy) and IPv4 or IPv6
+ * headers, computes the ICRC over the final headers, and sends through
+ * the route to the destination. A packet to one of the device's own
+ * addresses (two QPs of one device) goes straight to the receive path.
+ *
+ * Context: any, never under a QP lock (loopback re-enters srnic_rx()).
+ * Return: 0 or -errno (the packet is dropped and counted; the
+ * retransmission timer recovers).
+ */
+int srnic_xmit(struct srnic_qp *qp, struct sk_buff *skb)
+{
+	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
+	const struct srnic_av *av = &qp->av;
+	bool v4 = av->network_type == RDMA_NETWORK_IPV4;
+	struct dst_entry *dst;
+	struct udphdr *uh;
+	int err;
+
+	if (v4) {
+		__be32 saddr, daddr;
+
+		memcpy(&saddr, &av->sgid.raw[12], sizeof(saddr));
+		memcpy(&daddr, &av->dgid.raw[12], sizeof(daddr));
+		dst = srnic_route4(qp, sdev, saddr, daddr);
+	} else {
+		dst = srnic_route6(qp, sdev, (const void *)av->sgid.raw,
+				   (const void *)av->dgid.raw);
+	}
+	if (!dst) {
+		srnic_counter_inc(sdev, SRNIC_CNT_SEND_ERR);
+		kfree_skb(skb);
+		return -EHOSTUNREACH;
+	}
+
+	__skb_push(skb, sizeof(*uh));
+	skb_reset_transport_header(skb);
+	uh = udp_hdr(skb);
+	uh->source = htons(qp->req.sport);
+	uh->dest = htons(SRNIC_ROCE_UDP_PORT);
+	uh->len = htons(skb->len);
+	uh->check = 0;
+	skb_dst_set(skb, dst);
+
+	if (v4) {
+		struct iphdr *iph;
+
+		memset(IPCB(skb), 0, sizeof(*IPCB(skb)));
+		skb_push(skb, sizeof(*iph));
+		skb_reset_network_header(skb);
+		iph = ip_hdr(skb);
+		iph->version = IPVERSION;
+		iph->ihl = sizeof(*iph) >> 2;
+		iph->tos = av->traffic_class;
+		iph->frag_off = htons(IP_DF);
+		iph->ttl = av->hop_limit ?: 64;
+		iph->protocol = IPPROTO_UDP;
+		memcpy(&iph->saddr, &av->sgid.raw[12], sizeof(iph->saddr));
+		memcpy(&iph->daddr, &av->dgid.raw[12], sizeof(iph->daddr));
+		__ip_select_ident(sdev->net, iph, 1);
+		iph->tot_len = htons(skb->len);
+		ip_send_check(iph);
+		skb->protocol = htons(ETH_P_IP);
+	} else {
+		struct ipv6hdr *ip6h;
+
+		memset(IP6CB(skb), 0, sizeof(*IP6CB(skb)));
+		skb_push(skb, sizeof(*ip6h));
+		skb_reset_network_header(skb);
+		ip6h = ipv6_hdr(skb);
+		ip6_flow_hdr(ip6h, av->traffic_class,
+			     htonl(av->flow_label & 0xfffff));
+		ip6h->payload_len = htons(skb->len - sizeof(*ip6h));
+		ip6h->nexthdr = IPPROTO_UDP;
+		ip6h->hop_limit = av->hop_limit ?: 64;
+		memcpy(&ip6h->saddr, av->sgid.raw, sizeof(ip6h->saddr));
+		memcpy(&ip6h->daddr, av->dgid.raw, sizeof(ip6h->daddr));
+		skb->protocol = htons(ETH_P_IPV6);
+	}
+	put_unaligned_le32(srnic_icrc(skb_network_header(skb),
+				      skb->len - SRNIC_ICRC_SIZE),
+			   skb_tail_pointer(skb) - SRNIC_ICRC_SIZE);
+	srnic_counter_inc(sdev, SRNIC_CNT_SENT_PKTS);
+
+	if (dst->dev->flags & IFF_LOOPBACK) {
+		/* To ourselves: receive it as if it came in on the netdev. */
+		rcu_read_lock();
+		srnic_rx(sdev, skb);
+		rcu_read_unlock();
+		return 0;
+	}
+	if (v4)
+		err = ip_local_out(sdev->net, sdev->sn->sock4->sk, skb);
+	else
+		err = ip6_local_out(sdev->net, sdev->sn->sock6->sk, skb);
+	if (unlikely(net_xmit_eval(err))) {
+		srnic_counter_inc(sdev, SRNIC_CNT_SEND_ERR);
+		return -EAGAIN;
+	}
 	return 0;
 }
 

@@ -418,6 +418,27 @@ u32 srnic_pf_drop_all(struct srnic_pool *pool, struct srnic_pfq *pfq)
 EXPORT_SYMBOL_IF_KUNIT(srnic_pf_drop_all);
 
 /**
+ * srnic_pf_restart() - give back every slot and fetch next from @start
+ * @pool: the pool
+ * @pfq: the QP's state
+ * @start: ring index of the next WQE to fetch (the ring was reset or
+ *	flushed up to here)
+ *
+ * Context: any; never sleeps.
+ */
+void srnic_pf_restart(struct srnic_pool *pool, struct srnic_pfq *pfq,
+		      u32 start)
+{
+	srnic_pf_drop_all(pool, pfq);
+	spin_lock_bh(&pool->lock);
+	pfq->next = start & pfq->ring_mask;
+	pfq->stall_mark = 0;
+	pfq->may_block = false;
+	spin_unlock_bh(&pool->lock);
+}
+EXPORT_SYMBOL_IF_KUNIT(srnic_pf_restart);
+
+/**
  * srnic_pool_in_use() - slots holding a fetched WQE
  * @pool: the pool
  *

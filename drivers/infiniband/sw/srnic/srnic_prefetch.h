@@ -130,6 +130,8 @@ void srnic_pf_set_blocked(struct srnic_pool *pool, struct srnic_pfq *pfq,
 void srnic_pf_set_may_block(struct srnic_pool *pool, struct srnic_pfq *pfq,
 			    bool may_block);
 u32 srnic_pf_drop_all(struct srnic_pool *pool, struct srnic_pfq *pfq);
+void srnic_pf_restart(struct srnic_pool *pool, struct srnic_pfq *pfq,
+		      u32 start);
 u32 srnic_pool_in_use(struct srnic_pool *pool);
 u32 srnic_pool_pinned(struct srnic_pool *pool);
 

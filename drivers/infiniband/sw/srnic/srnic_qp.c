@@ -173,6 +173,8 @@ int srnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
 	qp->port_num = 1;
 	qp->path_mtu = IB_MTU_1024;
+	qp->mtu = ib_mtu_enum_to_int(IB_MTU_1024);
+	qp->ibqp.qp_type = init->qp_type;
 
 	err = srnic_qp_init_sq(qp, init);
 	if (err)
@@ -185,6 +187,9 @@ int srnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		if (err)
 			goto out_sq;
 	}
+	err = srnic_req_init(qp);
+	if (err)
+		goto out_rq;
 
 	if (udata) {
 		struct ib_ucontext *uctx = srnic_udata_uctx(udata);
@@ -193,24 +198,26 @@ int srnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			err = srnic_queue_publish(&qp->rq.queue, uctx,
 						  &resp.rq_mi);
 			if (err)
-				goto out_rq;
+				goto out_req;
 		}
 		err = srnic_queue_publish(&qp->sq.queue, uctx, &resp.sq_mi);
 		if (err)
-			goto out_rq;
+			goto out_req;
 		err = ib_copy_to_udata(udata, &resp, sizeof(resp));
 		if (err)
-			goto out_rq;
+			goto out_req;
 	}
 
 	err = srnic_qp_alloc_qpn(sdev, qp, init->qp_type);
 	if (err)
-		goto out_rq;
+		goto out_req;
 	srnic_dbg_qp(qp, "created, type %d, sq %u x %u, rq %u x %u%s\n",
 		     init->qp_type, qp->sq.max_wr, qp->sq.max_sge,
 		     qp->rq.max_wr, qp->rq.max_sge, udata ? ", user" : "");
 	return 0;
 
+out_req:
+	srnic_req_cleanup(qp);
 out_rq:
 	if (!qp->srq)
 		srnic_queue_cleanup(&qp->rq.queue);
@@ -289,6 +296,12 @@ EXPORT_SYMBOL_IF_KUNIT(srnic_check_qp_attr);
 /* Caller holds qp->state_lock. */
 static void srnic_qp_reset(struct srnic_qp *qp)
 {
+	/* Stop the pipeline: the receive path drops packets in RESET. */
+	cancel_work_sync(&qp->req.pf_work);
+	del_timer_sync(&qp->req.timer);
+	tasklet_kill(&qp->req.task);
+	del_timer_sync(&qp->req.timer);
+	srnic_req_reset(qp);
 	spin_lock_irq(&qp->sq.lock);
 	srnic_queue_reset(&qp->sq.queue);
 	spin_unlock_irq(&qp->sq.lock);
@@ -349,6 +362,7 @@ int srnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	if (mask & IB_QP_AV) {
 		qp->av = av;
 		qp->av_valid = true;
+		dst_cache_reset(&qp->dst_cache);
 	}
 	if (mask & IB_QP_QKEY)
 		qp->qkey = attr->qkey;
@@ -360,8 +374,10 @@ int srnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		qp->dest_qpn = attr->dest_qp_num;
 	if (mask & IB_QP_ACCESS_FLAGS)
 		qp->access_flags = attr->qp_access_flags;
-	if (mask & IB_QP_PATH_MTU)
+	if (mask & IB_QP_PATH_MTU) {
 		qp->path_mtu = attr->path_mtu;
+		qp->mtu = ib_mtu_enum_to_int(attr->path_mtu);
+	}
 	if (mask & IB_QP_PKEY_INDEX)
 		qp->pkey_index = attr->pkey_index;
 	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
@@ -382,14 +398,27 @@ int srnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	if (mask & IB_QP_STATE) {
 		enum ib_qp_state new = attr->qp_state;
 
-		srnic_dbg_qp(qp, "state %d -> %d\n", qp->state, new);
+		enum ib_qp_state old = qp->state;
+
+		srnic_dbg_qp(qp, "state %d -> %d\n", old, new);
 		if (new == IB_QPS_RESET)
+			WRITE_ONCE(qp->state, new);
+		if (new == IB_QPS_RESET && old != IB_QPS_RESET)
 			srnic_qp_reset(qp);
+		if (new == IB_QPS_RTR && old != IB_QPS_RTR) {
+			spin_lock_bh(&qp->resp.lock);
+			qp->resp.epsn = qp->rq_psn;
+			qp->resp.msn = 0;
+			spin_unlock_bh(&qp->resp.lock);
+		}
+		if (new == IB_QPS_RTS && old == IB_QPS_RTR)
+			srnic_req_start(qp);
 		WRITE_ONCE(qp->state, new);
-		/*
-		 * Nothing is ever in flight without the data path, so the
-		 * send queue is drained the moment it is asked to be.
-		 */
+		if (new == IB_QPS_ERR && old != IB_QPS_ERR)
+			srnic_qp_error(qp);
+		if (new == IB_QPS_RTS && old != IB_QPS_RTS)
+			srnic_req_kick(qp);
+		/* Requests already issued go on; nothing new is issued. */
 		if (new == IB_QPS_SQD && qp->sqd_notify)
 			srnic_qp_event(qp, IB_EVENT_SQ_DRAINED);
 	}
@@ -473,7 +502,12 @@ int srnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	struct srnic_dev *sdev = to_sdev(ibqp->device);
 	struct srnic_qp *qp = to_sqp(ibqp);
 
+	WRITE_ONCE(qp->dead, true);
 	xa_erase_irq(&sdev->qp_xa, ibqp->qp_num);
+	/* Receivers that found the QP are done with it after this. */
+	synchronize_net();
+	srnic_qp_quiesce(qp);
+	srnic_req_cleanup(qp);
 	if (!qp->srq)
 		srnic_queue_cleanup(&qp->rq.queue);
 	srnic_queue_cleanup(&qp->sq.queue);
@@ -481,25 +515,6 @@ int srnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	if (ibqp->qp_type != IB_QPT_GSI)
 		srnic_obj_put(&sdev->n_qp);
 	return 0;
-}
-
-/**
- * srnic_post_send() - the send doorbell
- * @ibqp: the QP
- * @wr: work requests (kernel QPs), or none (librxe's doorbell)
- * @bad_wr: the first request not posted
- *
- * The transmit pipeline (WQE prefetch, TX gate, packet build) is not part
- * of this driver version: nothing is accepted that would not be sent.
- *
- * Context: any; never sleeps.
- * Return: -EOPNOTSUPP.
- */
-int srnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
-		    const struct ib_send_wr **bad_wr)
-{
-	*bad_wr = wr;
-	return -EOPNOTSUPP;
 }
 
 /**
@@ -574,5 +589,8 @@ int srnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 		}
 	}
 	spin_unlock_irqrestore(&qp->rq.lock, flags);
+	/* In the error state receives complete at once, flushed. */
+	if (READ_ONCE(qp->state) == IB_QPS_ERR)
+		srnic_req_doorbell(qp);
 	return err;
 }

@@ -119,7 +119,8 @@ u32 srnic_queue_producer(const struct srnic_queue *q)
 		return smp_load_acquire(&q->buf->producer_index) &
 		       q->index_mask;
 	default:
-		return q->buf->producer_index;
+		/* Kernel producers post on any CPU. */
+		return smp_load_acquire(&q->buf->producer_index);
 	}
 }
 

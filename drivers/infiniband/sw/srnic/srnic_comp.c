@@ -1,0 +1,523 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * srnic: the completer (ACKs, NAKs, Read and Atomic responses at the
+ * requester), work completions, and flushing a QP in error.
+ *
+ * Requester completions come out in send-queue order: a WQE completes
+ * when it and every WQE before it is done, so the window is retired from
+ * its oldest end only. A response that arrives out of sequence is never
+ * placed: it triggers go-back-N from the first missing PSN.
+ */
+#include <rdma/ib_verbs.h>
+
+#include "srnic.h"
+
+/* What libibverbs reads in ibv_wc.wc_flags (enum ibv_wc_flags). */
+#define SRNIC_UWC_WITH_IMM	BIT(1)
+#define SRNIC_UWC_WITH_INV	BIT(3)
+
+static enum ib_wc_opcode srnic_wc_opcode(u32 wr_opcode)
+{
+	switch (wr_opcode) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		return IB_WC_RDMA_WRITE;
+	case IB_WR_RDMA_READ:
+		return IB_WC_RDMA_READ;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+		return IB_WC_COMP_SWAP;
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		return IB_WC_FETCH_ADD;
+	default:
+		return IB_WC_SEND;
+	}
+}
+
+/**
+ * srnic_post_wc() - post one work completion of a QP
+ * @qp: the QP
+ * @recv: to the receive CQ (else the send CQ)
+ * @wr_id: the WQE's cookie
+ * @status: IB_WC_*
+ * @op: IB_WC_* opcode
+ * @byte_len: bytes (received, or the requested length)
+ * @imm: immediate data, network order
+ * @flags: IB_WC_WITH_IMM / IB_WC_WITH_INVALIDATE (kernel values)
+ * @solicited: the message asked for a solicited event
+ *
+ * A user CQ gets struct ib_uverbs_wc with libibverbs' flag values; a
+ * kernel CQ struct ib_wc. If the CQ overflows the QP goes to error.
+ *
+ * Context: any; never sleeps.
+ */
+void srnic_post_wc(struct srnic_qp *qp, bool recv, u64 wr_id,
+		   enum ib_wc_status status, enum ib_wc_opcode op, u32 byte_len,
+		   __be32 imm, int flags, bool solicited)
+{
+	struct srnic_cq *cq = to_scq(recv ? qp->ibqp.recv_cq :
+				      qp->ibqp.send_cq);
+	union srnic_cqe cqe;
+
+	memset(&cqe, 0, sizeof(cqe));
+	if (cq->is_user) {
+		struct ib_uverbs_wc *uwc = &cqe.uwc;
+
+		uwc->wr_id = wr_id;
+		uwc->status = status;
+		uwc->opcode = op;
+		uwc->byte_len = byte_len;
+		uwc->qp_num = qp->ibqp.qp_num;
+		uwc->port_num = 1;
+		if (recv) {
+			uwc->src_qp = qp->dest_qpn;
+			if (flags & IB_WC_WITH_IMM) {
+				uwc->ex.imm_data = imm;
+				uwc->wc_flags |= SRNIC_UWC_WITH_IMM;
+			}
+			if (flags & IB_WC_WITH_INVALIDATE)
+				uwc->wc_flags |= SRNIC_UWC_WITH_INV;
+		}
+	} else {
+		struct ib_wc *wc = &cqe.ibwc;
+
+		wc->wr_id = wr_id;
+		wc->status = status;
+		wc->opcode = op;
+		wc->byte_len = byte_len;
+		wc->qp = &qp->ibqp;
+		wc->port_num = 1;
+		if (recv) {
+			wc->src_qp = qp->dest_qpn;
+			wc->wc_flags = flags;
+			if (flags & IB_WC_WITH_IMM)
+				wc->ex.imm_data = imm;
+		}
+	}
+	if (srnic_cq_post(cq, &cqe, solicited))
+		WRITE_ONCE(qp->req.flushing, true);
+}
+
+/**
+ * srnic_req_complete() - retire done WQEs from the window's oldest end
+ * @qp: the QP
+ *
+ * Posts their completions (signaled ones, and every error) and returns
+ * their ring slots to the producer. A WQE that completed in error stops
+ * the QP: the caller moves it to error after dropping req.lock.
+ *
+ * Context: under req.lock.
+ */
+void srnic_req_complete(struct srnic_qp *qp)
+{
+	struct srnic_req *req = &qp->req;
+
+	while (req->comp != req->issue && !req->flushing) {
+		struct srnic_swqe *s = srnic_req_swqe(qp, req->comp);
+		const struct srnic_send_wqe *w = &s->wqe;
+
+		if (s->state != SRNIC_SWQE_DONE)
+			break;
+		if (s->status || qp->sq_sig_all ||
+		    (w->send_flags & IB_SEND_SIGNALED))
+			srnic_post_wc(qp, false, w->wr_id, s->status,
+				      srnic_wc_opcode(w->opcode), w->length,
+				      0, 0, false);
+		req->comp++;
+		srnic_queue_advance_consumer(&qp->sq.queue);
+		if (s->status)
+			req->flushing = true;
+	}
+	if (req->comp == req->cur && req->cur == req->issue)
+		del_timer(&req->timer);
+}
+
+/* A Read or Atomic WQE finished: a fence or the rd_atomic limit may lift. */
+static void srnic_req_rd_done(struct srnic_qp *qp)
+{
+	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
+	struct srnic_req *req = &qp->req;
+
+	if (!WARN_ON_ONCE(!req->rd_atomic))
+		req->rd_atomic--;
+	srnic_pf_set_may_block(&sdev->pool, &req->pfq, req->rd_atomic > 0);
+	srnic_pf_set_blocked(&sdev->pool, &req->pfq, false);
+}
+
+/*
+ * Everything up to and including @psn is acknowledged. A Read or Atomic
+ * WQE in that range whose response has not arrived was lost: go back to
+ * it. Returns true if the window moved.
+ */
+static bool srnic_ack_upto(struct srnic_qp *qp, u32 psn)
+{
+	struct srnic_req *req = &qp->req;
+	bool moved = false;
+	u32 i;
+
+	for (i = req->comp; i != req->issue; i++) {
+		struct srnic_swqe *s = srnic_req_swqe(qp, i);
+		u32 last = srnic_psn_add(s->first_psn, s->npkts - 1);
+
+		if (s->state == SRNIC_SWQE_DONE)
+			continue;
+		if (srnic_psn_diff(psn, last) < 0)
+			break;
+		if (srnic_op_is_rd_atomic(s->wqe.opcode)) {
+			/* Responses lost though later PSNs got through. */
+			srnic_req_rewind(qp, s->first_psn +
+					 s->read_off / qp->mtu);
+			tasklet_schedule(&req->task);
+			break;
+		}
+		s->state = SRNIC_SWQE_DONE;
+		moved = true;
+	}
+	if (srnic_psn_diff(srnic_psn_add(psn, 1), req->una) > 0 &&
+	    srnic_psn_diff(srnic_psn_add(psn, 1), req->max_psn) <= 0) {
+		req->una = srnic_psn_add(psn, 1);
+		moved = true;
+	}
+	return moved;
+}
+
+/* The WQE whose PSN range holds @psn, or NULL. */
+static struct srnic_swqe *srnic_req_find(struct srnic_qp *qp, u32 psn)
+{
+	struct srnic_req *req = &qp->req;
+	u32 i;
+
+	for (i = req->comp; i != req->issue; i++) {
+		struct srnic_swqe *s = srnic_req_swqe(qp, i);
+		s32 d = srnic_psn_diff(psn, s->first_psn);
+
+		if (d >= 0 && d < (s32)s->npkts)
+			return s->state == SRNIC_SWQE_DONE ? NULL : s;
+	}
+	return NULL;
+}
+
+static enum ib_wc_status srnic_nak_status(u8 code)
+{
+	switch (code) {
+	case SRNIC_NAK_REM_ACCESS:
+		return IB_WC_REM_ACCESS_ERR;
+	case SRNIC_NAK_REM_OP_ERR:
+		return IB_WC_REM_OP_ERR;
+	case SRNIC_NAK_INVALID_RD_REQ:
+		return IB_WC_REM_INV_RD_REQ_ERR;
+	default:
+		return IB_WC_REM_INV_REQ_ERR;
+	}
+}
+
+/* The RNR NAK timer field (IBA table 45), in microseconds. */
+static const u32 srnic_rnr_usecs[32] = {
+	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
+	1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
+	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
+};
+
+/* Fail the WQE holding @psn with @status; the QP then goes to error. */
+static void srnic_req_fail_locked(struct srnic_qp *qp, struct srnic_swqe *s,
+				  enum ib_wc_status status)
+{
+	s->state = SRNIC_SWQE_DONE;
+	s->status = status;
+	srnic_req_complete(qp);
+}
+
+/* A Read response packet: place it if it is the next one expected. */
+static bool srnic_comp_read(struct srnic_qp *qp, struct srnic_pkt *pkt,
+			    const u8 *payload)
+{
+	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
+	struct srnic_swqe *s = srnic_req_find(qp, pkt->psn);
+	u32 k, expect, want;
+	bool first, last;
+	int err;
+
+	if (!s || s->wqe.opcode != IB_WR_RDMA_READ)
+		return false;
+	k = s->read_off / qp->mtu;
+	expect = srnic_psn_add(s->first_psn, k);
+	if (pkt->psn != expect) {
+		if (srnic_psn_diff(pkt->psn, expect) > 0) {
+			/* A response packet was lost: ask again from it. */
+			srnic_req_rewind(qp, expect);
+			tasklet_schedule(&qp->req.task);
+		}
+		return false;
+	}
+	first = pkt->opcode == SRNIC_OP_READ_RESPONSE_FIRST ||
+		pkt->opcode == SRNIC_OP_READ_RESPONSE_ONLY;
+	last = pkt->opcode == SRNIC_OP_READ_RESPONSE_LAST ||
+	       pkt->opcode == SRNIC_OP_READ_RESPONSE_ONLY;
+	want = min(qp->mtu, s->wqe.length - s->read_off);
+	/*
+	 * After a rewind the responder restarts with a FIRST (or ONLY)
+	 * packet at the PSN asked for.
+	 */
+	if ((k + 1 == s->npkts) != last || pkt->paylen != want ||
+	    (!first && pkt->opcode == SRNIC_OP_READ_RESPONSE_ONLY)) {
+		srnic_counter_inc(sdev, SRNIC_CNT_MALFORMED);
+		return false;
+	}
+
+	/* Everything before the Read is implicitly acknowledged. */
+	if (pkt->psn != s->first_psn || k == 0)
+		srnic_ack_upto(qp, srnic_psn_add(s->first_psn, -1));
+	err = srnic_sge_copy(sdev, qp->ibqp.pd, s->wqe.sge, s->wqe.num_sge,
+			     s->read_off, (void *)payload, pkt->paylen, true);
+	if (err) {
+		srnic_req_fail_locked(qp, s, IB_WC_LOC_PROT_ERR);
+		return true;
+	}
+	s->read_off += pkt->paylen;
+	qp->req.una = srnic_psn_add(pkt->psn, 1);
+	if (last) {
+		s->state = SRNIC_SWQE_DONE;
+		srnic_req_rd_done(qp);
+	}
+	return true;
+}
+
+static bool srnic_comp_atomic(struct srnic_qp *qp, struct srnic_pkt *pkt)
+{
+	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
+	struct srnic_swqe *s = srnic_req_find(qp, pkt->psn);
+	u64 orig = pkt->orig;
+	int err;
+
+	if (!s || (s->wqe.opcode != IB_WR_ATOMIC_CMP_AND_SWP &&
+		   s->wqe.opcode != IB_WR_ATOMIC_FETCH_AND_ADD))
+		return false;
+	srnic_ack_upto(qp, srnic_psn_add(s->first_psn, -1));
+	err = srnic_sge_copy(sdev, qp->ibqp.pd, s->wqe.sge, s->wqe.num_sge, 0,
+			     &orig, sizeof(orig), true);
+	if (err) {
+		srnic_req_fail_locked(qp, s, IB_WC_LOC_PROT_ERR);
+		return true;
+	}
+	qp->req.una = srnic_psn_add(pkt->psn, 1);
+	s->state = SRNIC_SWQE_DONE;
+	srnic_req_rd_done(qp);
+	return true;
+}
+
+/* An ACK, RNR NAK or NAK. */
+static bool srnic_comp_ack(struct srnic_qp *qp, struct srnic_pkt *pkt)
+{
+	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
+	struct srnic_req *req = &qp->req;
+	u8 type = pkt->syndrome & SRNIC_AETH_TYPE_MASK;
+	u8 value = pkt->syndrome & SRNIC_AETH_VALUE_MASK;
+	struct srnic_swqe *s;
+
+	switch (type) {
+	case SRNIC_AETH_ACK:
+		return srnic_ack_upto(qp, pkt->psn);
+	case SRNIC_AETH_RNR_NAK:
+		srnic_counter_inc(sdev, SRNIC_CNT_RCVD_RNR);
+		srnic_ack_upto(qp, srnic_psn_add(pkt->psn, -1));
+		s = srnic_req_find(qp, pkt->psn);
+		if (!s)
+			return false;
+		if (!req->rnr_left) {
+			srnic_counter_inc(sdev, SRNIC_CNT_RNR_RETRY_EXC);
+			srnic_req_fail_locked(qp, s, IB_WC_RNR_RETRY_EXC_ERR);
+			return true;
+		}
+		if (req->rnr_left != 7)
+			req->rnr_left--;
+		srnic_req_rewind(qp, pkt->psn);
+		req->rnr_wait = true;
+		mod_timer(&req->timer, jiffies +
+			  usecs_to_jiffies(srnic_rnr_usecs[value]) + 1);
+		return true;
+	case SRNIC_AETH_NAK:
+		srnic_ack_upto(qp, srnic_psn_add(pkt->psn, -1));
+		s = srnic_req_find(qp, pkt->psn);
+		if (!s)
+			return false;
+		if (value == SRNIC_NAK_PSN_SEQ_ERR) {
+			srnic_counter_inc(sdev, SRNIC_CNT_RCVD_SEQ_ERR);
+			if (!req->retry_left) {
+				srnic_counter_inc(sdev, SRNIC_CNT_RETRY_EXC);
+				srnic_req_fail_locked(qp, s,
+						      IB_WC_RETRY_EXC_ERR);
+				return true;
+			}
+			req->retry_left--;
+			srnic_req_rewind(qp, pkt->psn);
+			tasklet_schedule(&req->task);
+			return true;
+		}
+		srnic_req_fail_locked(qp, s, srnic_nak_status(value));
+		return true;
+	default:
+		return false;
+	}
+}
+
+/**
+ * srnic_comp_rx() - a response packet for the requester
+ * @qp: the QP
+ * @pkt: the parsed, validated packet
+ * @payload: its payload
+ *
+ * Context: softirq (receive path).
+ */
+void srnic_comp_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
+		   const u8 *payload)
+{
+	struct srnic_req *req = &qp->req;
+	enum ib_qp_state state = READ_ONCE(qp->state);
+	bool moved = false, fail;
+
+	if (state != IB_QPS_RTS && state != IB_QPS_SQD && state != IB_QPS_SQE)
+		return;
+	spin_lock_bh(&req->lock);
+	if (req->flushing)
+		goto out;
+	/* Only responses to PSNs sent and not yet acknowledged count. */
+	if (srnic_psn_diff(pkt->psn, req->max_psn) >= 0 ||
+	    (srnic_psn_diff(pkt->psn, req->una) < 0 &&
+	     pkt->opcode != SRNIC_OP_ACKNOWLEDGE))
+		goto out;
+
+	switch (pkt->opcode) {
+	case SRNIC_OP_ACKNOWLEDGE:
+		moved = srnic_comp_ack(qp, pkt);
+		break;
+	case SRNIC_OP_ATOMIC_ACKNOWLEDGE:
+		moved = srnic_comp_atomic(qp, pkt);
+		break;
+	default:
+		moved = srnic_comp_read(qp, pkt, payload);
+		break;
+	}
+	if (moved) {
+		req->retry_left = qp->retry_cnt;
+		if ((pkt->syndrome & SRNIC_AETH_TYPE_MASK) != SRNIC_AETH_RNR_NAK)
+			req->rnr_left = qp->rnr_retry;
+		srnic_req_complete(qp);
+		if (!req->rnr_wait &&
+		    srnic_psn_diff(req->max_psn, req->una) > 0)
+			srnic_req_arm_timer(qp);
+		tasklet_schedule(&req->task);
+	}
+out:
+	fail = req->flushing;
+	spin_unlock_bh(&req->lock);
+	if (fail)
+		srnic_qp_error(qp);
+}
+
+/**
+ * srnic_req_fail() - complete the WQE at @index in error, fail the QP
+ * @qp: the QP
+ * @index: ring index of the oldest incomplete WQE
+ * @status: its completion status
+ *
+ * Context: any; never sleeps.
+ */
+void srnic_req_fail(struct srnic_qp *qp, u32 index, enum ib_wc_status status)
+{
+	spin_lock_bh(&qp->req.lock);
+	if (!qp->req.flushing && index == qp->req.comp &&
+	    qp->req.comp != qp->req.issue)
+		srnic_req_fail_locked(qp, srnic_req_swqe(qp, index), status);
+	qp->req.flushing = true;
+	spin_unlock_bh(&qp->req.lock);
+	srnic_qp_error(qp);
+}
+
+/* Complete everything left on the send queue with flush status. */
+static void srnic_flush_sq(struct srnic_qp *qp)
+{
+	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
+	struct srnic_req *req = &qp->req;
+	u32 prod = srnic_queue_producer(&qp->sq.queue);
+	u32 mask = qp->sq.queue.index_mask;
+
+	while (req->comp != req->issue) {
+		struct srnic_swqe *s = srnic_req_swqe(qp, req->comp);
+
+		srnic_post_wc(qp, false, s->wqe.wr_id, IB_WC_WR_FLUSH_ERR,
+			      srnic_wc_opcode(s->wqe.opcode), 0, 0, 0, false);
+		req->comp++;
+		srnic_queue_advance_consumer(&qp->sq.queue);
+	}
+	/* Posted, not issued: the ring still holds them. */
+	while ((req->comp & mask) != (prod & mask)) {
+		const struct rxe_send_wqe *u;
+
+		u = srnic_queue_addr(&qp->sq.queue, req->comp);
+		srnic_post_wc(qp, false, READ_ONCE(u->wr.wr_id),
+			      IB_WC_WR_FLUSH_ERR,
+			      srnic_wc_opcode(READ_ONCE(u->wr.opcode)), 0, 0,
+			      0, false);
+		req->comp++;
+		srnic_queue_advance_consumer(&qp->sq.queue);
+	}
+	req->issue = req->comp;
+	req->cur = req->comp;
+	req->cur_pkt = 0;
+	req->rd_atomic = 0;
+	req->bad_wqe = false;
+	srnic_pf_restart(&sdev->pool, &req->pfq, req->comp);
+}
+
+/**
+ * srnic_flush_rq() - complete every posted receive with flush status
+ * @qp: the QP, in error; an SRQ's entries stay for other QPs
+ *
+ * Context: under resp.lock.
+ */
+void srnic_flush_rq(struct srnic_qp *qp)
+{
+	struct srnic_resp *resp = &qp->resp;
+	struct srnic_queue *q = &qp->rq.queue;
+
+	if (resp->have_rwqe) {
+		srnic_post_wc(qp, true, resp->rwqe.wr_id, IB_WC_WR_FLUSH_ERR,
+			      IB_WC_RECV, 0, 0, 0, false);
+		resp->have_rwqe = false;
+	}
+	if (qp->srq)
+		return;
+	while (!srnic_queue_empty(q)) {
+		const struct rxe_recv_wqe *u;
+
+		u = srnic_queue_addr(q, srnic_queue_consumer(q));
+		srnic_post_wc(qp, true, READ_ONCE(u->wr_id),
+			      IB_WC_WR_FLUSH_ERR, IB_WC_RECV, 0, 0, 0, false);
+		srnic_queue_advance_consumer(q);
+	}
+}
+
+/**
+ * srnic_qp_error() - move a QP to the error state and flush it
+ * @qp: the QP
+ *
+ * Every outstanding send WQE completes with IB_WC_WR_FLUSH_ERR (after any
+ * error completion already posted), then every posted receive. Called
+ * again (a doorbell in the error state) it flushes what was posted since.
+ *
+ * Context: any; never sleeps.
+ */
+void srnic_qp_error(struct srnic_qp *qp)
+{
+	WRITE_ONCE(qp->state, IB_QPS_ERR);
+
+	spin_lock_bh(&qp->req.lock);
+	qp->req.flushing = true;
+	srnic_flush_sq(qp);
+	del_timer(&qp->req.timer);
+	spin_unlock_bh(&qp->req.lock);
+
+	spin_lock_bh(&qp->resp.lock);
+	srnic_flush_rq(qp);
+	srnic_resp_drop_state(qp);
+	spin_unlock_bh(&qp->resp.lock);
+}

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * srnic: moving bytes to and from registered memory.
+ *
+ * A user MR keeps an array of its pinned pages, so the byte at MR address
+ * va is found by arithmetic, never by walking a scatterlist. A DMA MR
+ * (kernel users) covers kernel virtual addresses: srnic's "DMA addresses"
+ * are kernel virtual addresses (the device has no DMA device, so the core
+ * maps with ib_uses_virt_dma()).
+ *
+ * Nothing here checks keys, rights or bounds: callers do that with
+ * srnic_mr_check() before any byte moves.
+ */
+#include <linux/highmem.h>
+#include <linux/mm.h>
+#include <rdma/ib_umem.h>
+
+#include "srnic.h"
+
+/**
+ * srnic_mr_map_pages() - build a user MR's page array
+ * @mr: the MR, its umem pinned
+ *
+ * Context: process context.
+ * Return: 0 or -ENOMEM.
+ */
+int srnic_mr_map_pages(struct srnic_mr *mr)
+{
+	struct ib_umem *umem = mr->umem;
+	struct sg_page_iter iter;
+	size_t n = ib_umem_num_pages(umem), i = 0;
+
+	mr->pages = kvmalloc_array(n, sizeof(*mr->pages), GFP_KERNEL);
+	if (!mr->pages)
+		return -ENOMEM;
+	for_each_sgtable_page(&umem->sgt_append.sgt, &iter, 0) {
+		if (WARN_ON_ONCE(i >= n))
+			break;
+		mr->pages[i++] = sg_page_iter_page(&iter);
+	}
+	mr->npages = i;
+	mr->page_off = ib_umem_offset(umem);
+	return 0;
+}
+
+/**
+ * srnic_mr_copy() - copy between a buffer and an MR
+ * @mr: the MR
+ * @va: first MR address; [@va, @va + @len) checked to lie in @mr
+ * @buf: kernel buffer
+ * @len: bytes
+ * @to_mr: copy @buf into the MR, else the MR into @buf
+ *
+ * Context: any; never sleeps.
+ */
+void srnic_mr_copy(struct srnic_mr *mr, u64 va, void *buf, u32 len,
+		   bool to_mr)
+{
+	u64 off;
+
+	if (!len)
+		return;
+	if (!mr->umem) {
+		void *addr = (void *)(uintptr_t)va;
+
+		if (to_mr)
+			memcpy(addr, buf, len);
+		else
+			memcpy(buf, addr, len);
+		return;
+	}
+
+	off = va - mr->iova + mr->page_off;
+	while (len) {
+		u64 pg = off >> PAGE_SHIFT;
+		u32 po = off & ~PAGE_MASK;
+		u32 n = min_t(u32, len, PAGE_SIZE - po);
+		u8 *addr;
+
+		if (WARN_ON_ONCE(pg >= mr->npages))
+			return;
+		addr = kmap_local_page(mr->pages[pg]);
+		if (to_mr) {
+			memcpy(addr + po, buf, n);
+			flush_dcache_page(mr->pages[pg]);
+		} else {
+			memcpy(buf, addr + po, n);
+		}
+		kunmap_local(addr);
+		buf += n;
+		len -= n;
+		off += n;
+	}
+}
+
+/**
+ * srnic_sge_copy() - copy between a buffer and a scatter/gather list
+ * @sdev: the device (finds the MRs by lkey)
+ * @pd: the PD of the QP whose WQE the SGEs belong to
+ * @sge: the list
+ * @num_sge: entries in @sge
+ * @off: message offset of the first byte
+ * @buf: kernel buffer
+ * @len: bytes
+ * @to_mem: scatter @buf into the SGEs (needs IB_ACCESS_LOCAL_WRITE),
+ *	else gather from them
+ *
+ * Every SGE touched is checked (key, PD, right, bounds) before its bytes
+ * move.
+ *
+ * Context: any; never sleeps.
+ * Return: 0; -EINVAL for an unknown key or bytes beyond the list;
+ * -EPERM, -EACCES, -ERANGE as srnic_mr_check().
+ */
+int srnic_sge_copy(struct srnic_dev *sdev, struct ib_pd *pd,
+		   const struct ib_sge *sge, u32 num_sge, u32 off, void *buf,
+		   u32 len, bool to_mem)
+{
+	u32 i = 0;
+
+	while (i < num_sge && off >= sge[i].length) {
+		off -= sge[i].length;
+		i++;
+	}
+	while (len) {
+		struct srnic_mr *mr;
+		u32 n;
+		int err;
+
+		if (i >= num_sge)
+			return -EINVAL;
+		n = min(len, sge[i].length - off);
+		mr = srnic_mr_get(sdev, sge[i].lkey, SRNIC_LKEY);
+		if (!mr)
+			return -EINVAL;
+		err = srnic_mr_check(mr, pd, sge[i].addr + off, n,
+				     to_mem ? IB_ACCESS_LOCAL_WRITE : 0);
+		if (!err)
+			srnic_mr_copy(mr, sge[i].addr + off, buf, n, to_mem);
+		srnic_mr_put(mr);
+		if (err)
+			return err;
+		buf += n;
+		len -= n;
+		off = 0;
+		i++;
+	}
+	return 0;
+}

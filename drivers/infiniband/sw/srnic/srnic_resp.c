@@ -1,0 +1,682 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * srnic: the RC responder: placement of Sends and Writes, Read responses,
+ * atomics, duplicates, and the ACK/NAK answers.
+ *
+ * Requests are executed strictly in PSN order: a packet ahead of the
+ * expected PSN is answered with one PSN sequence NAK and dropped, so when
+ * a message's last packet is placed every earlier packet of the QP has
+ * been placed too. The receive completion is posted after the placement
+ * (srnic_cq_post() then orders payload stores before the CQE): this is
+ * the Write → Write-with-Immediate guarantee.
+ *
+ * Every check happens before a byte moves: opcode sequence, lengths
+ * against the path MTU and the message, the rkey's MR, PD, rights and
+ * bounds for the whole RETH range, the receive WQE's buffers.
+ */
+#include <linux/delay.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/workqueue.h>
+#include <rdma/ib_verbs.h>
+
+#include "srnic.h"
+
+static bool srnic_debug_late_place;
+module_param_named(debug_late_place, srnic_debug_late_place, bool, 0644);
+MODULE_PARM_DESC(debug_late_place,
+		 "DEBUG ONLY: place RDMA Write payload from a workqueue, after the completions that should follow it (breaks the Write -> Write-with-Immediate ordering on purpose, to show the ordering test can fail)");
+
+/* Answers beyond "continue": the NAK to send and whether the QP fails. */
+enum srnic_resp_verdict {
+	SRNIC_RESP_OK,
+	SRNIC_RESP_RNR,
+	SRNIC_RESP_INVALID,	/* NAK invalid request, QP to error */
+	SRNIC_RESP_ACCESS,	/* NAK remote access error, QP to error */
+	SRNIC_RESP_OP_ERR,	/* NAK remote operational error, QP to error */
+	SRNIC_RESP_DROP,	/* silently dropped (resources), no state change */
+};
+
+struct srnic_late_place {
+	struct work_struct work;
+	struct srnic_mr *mr;
+	u64 va;
+	u32 len;
+	u8 data[];
+};
+
+static void srnic_late_place_work(struct work_struct *work)
+{
+	struct srnic_late_place *lp =
+		container_of(work, struct srnic_late_place, work);
+
+	usleep_range(2000, 3000);
+	srnic_mr_copy(lp->mr, lp->va, lp->data, lp->len, true);
+	srnic_mr_put(lp->mr);
+	kfree(lp);
+}
+
+static void srnic_place_write(struct srnic_mr *mr, u64 va, const u8 *data,
+			      u32 len)
+{
+	struct srnic_late_place *lp;
+
+	if (likely(!srnic_debug_late_place)) {
+		srnic_mr_copy(mr, va, (void *)data, len, true);
+		return;
+	}
+	lp = kmalloc(struct_size(lp, data, len), GFP_ATOMIC);
+	if (!lp || !refcount_inc_not_zero(&mr->ref)) {
+		kfree(lp);
+		srnic_mr_copy(mr, va, (void *)data, len, true);
+		return;
+	}
+	INIT_WORK(&lp->work, srnic_late_place_work);
+	lp->mr = mr;
+	lp->va = va;
+	lp->len = len;
+	memcpy(lp->data, data, len);
+	schedule_work(&lp->work);
+}
+
+static void srnic_resp_ack(struct srnic_qp *qp, struct sk_buff_head *out,
+			   u8 syndrome, u32 psn)
+{
+	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
+	struct srnic_pkt pkt = {
+		.opcode = SRNIC_OP_ACKNOWLEDGE,
+		.psn = psn,
+		.syndrome = syndrome,
+		.msn = qp->resp.msn,
+	};
+
+	if (srnic_build_send(qp, out, &pkt, 0))
+		srnic_counter_inc(sdev, (syndrome & SRNIC_AETH_TYPE_MASK) ==
+				  SRNIC_AETH_ACK ? SRNIC_CNT_ACKS_SENT :
+						   SRNIC_CNT_NAKS_SENT);
+}
+
+/* Take the element at the consumer index; caller excludes consumers. */
+static int srnic_wq_take(struct srnic_wq *wq, struct srnic_rwqe *rw)
+{
+	struct srnic_queue *q = &wq->queue;
+	const struct rxe_recv_wqe *u;
+	u32 i, n, len = 0;
+	int err = 0;
+
+	if (srnic_queue_empty(q))
+		return -EAGAIN;
+	u = srnic_queue_addr(q, srnic_queue_consumer(q));
+	rw->wr_id = READ_ONCE(u->wr_id);
+	n = READ_ONCE(u->dma.num_sge);
+	if (n > wq->max_sge) {
+		err = -EINVAL;
+	} else {
+		for (i = 0; i < n; i++) {
+			rw->sge[i].addr = READ_ONCE(u->dma.sge[i].addr);
+			rw->sge[i].length = READ_ONCE(u->dma.sge[i].length);
+			rw->sge[i].lkey = READ_ONCE(u->dma.sge[i].lkey);
+			if (check_add_overflow(len, rw->sge[i].length, &len))
+				err = -EINVAL;
+		}
+		rw->num_sge = n;
+		rw->length = len;
+	}
+	srnic_queue_advance_consumer(q);
+	return err;
+}
+
+/**
+ * srnic_rwqe_take() - take the next receive WQE from the RQ or SRQ
+ * @qp: the QP
+ * @rw: filled in: a validated copy
+ *
+ * The element is read once; the SGE count is bounded by the queue's
+ * max_sge, the length recomputed. An SRQ whose armed limit is crossed
+ * reports IB_EVENT_SRQ_LIMIT_REACHED.
+ *
+ * Context: under resp.lock.
+ * Return: 0, -EAGAIN if none is posted, -EINVAL if the element is garbage
+ * (it is consumed; @rw->wr_id is its cookie).
+ */
+int srnic_rwqe_take(struct srnic_qp *qp, struct srnic_rwqe *rw)
+{
+	struct srnic_srq *srq = qp->srq;
+	bool limit_event = false;
+	unsigned long flags;
+	int err;
+
+	if (!srq)
+		return srnic_wq_take(&qp->rq, rw);
+
+	spin_lock_irqsave(&srq->rq.lock, flags);
+	err = srnic_wq_take(&srq->rq, rw);
+	if (err != -EAGAIN && srq->limit &&
+	    srnic_queue_count(&srq->rq.queue) < srq->limit) {
+		srq->limit = 0;
+		limit_event = true;
+	}
+	spin_unlock_irqrestore(&srq->rq.lock, flags);
+
+	if (limit_event && srq->ibsrq.event_handler) {
+		struct ib_event ev = {
+			.device = srq->ibsrq.device,
+			.element.srq = &srq->ibsrq,
+			.event = IB_EVENT_SRQ_LIMIT_REACHED,
+		};
+
+		srq->ibsrq.event_handler(&ev, srq->ibsrq.srq_context);
+	}
+	return err;
+}
+
+/* Make sure the current message has a receive WQE. */
+static enum srnic_resp_verdict srnic_resp_need_rwqe(struct srnic_qp *qp)
+{
+	struct srnic_resp *resp = &qp->resp;
+	int err;
+
+	if (resp->have_rwqe)
+		return SRNIC_RESP_OK;
+	err = srnic_rwqe_take(qp, &resp->rwqe);
+	if (err == -EAGAIN)
+		return SRNIC_RESP_RNR;
+	if (err) {
+		srnic_post_wc(qp, true, resp->rwqe.wr_id, IB_WC_LOC_QP_OP_ERR,
+			      IB_WC_RECV, 0, 0, 0, false);
+		return SRNIC_RESP_OP_ERR;
+	}
+	resp->have_rwqe = true;
+	resp->roff = 0;
+	return SRNIC_RESP_OK;
+}
+
+/* Payload length rules: full MTU until the last packet. */
+static bool srnic_resp_len_ok(struct srnic_qp *qp, struct srnic_pkt *pkt)
+{
+	if (pkt->paylen > qp->mtu)
+		return false;
+	if (!(pkt->info->flags & SRNIC_OPF_LAST))
+		return pkt->paylen == qp->mtu;
+	return true;
+}
+
+static enum srnic_resp_verdict srnic_resp_send(struct srnic_qp *qp,
+					       struct srnic_pkt *pkt,
+					       const u8 *payload)
+{
+	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
+	struct srnic_resp *resp = &qp->resp;
+	enum srnic_resp_verdict v;
+	int flags = 0, err;
+
+	if (!srnic_resp_len_ok(qp, pkt))
+		return SRNIC_RESP_INVALID;
+	v = srnic_resp_need_rwqe(qp);
+	if (v)
+		return v;
+	if (pkt->paylen > resp->rwqe.length - resp->roff) {
+		srnic_post_wc(qp, true, resp->rwqe.wr_id, IB_WC_LOC_LEN_ERR,
+			      IB_WC_RECV, resp->roff, 0, 0, false);
+		resp->have_rwqe = false;
+		return SRNIC_RESP_INVALID;
+	}
+	err = srnic_sge_copy(sdev, qp->ibqp.pd, resp->rwqe.sge,
+			     resp->rwqe.num_sge, resp->roff, (void *)payload,
+			     pkt->paylen, true);
+	if (err) {
+		srnic_post_wc(qp, true, resp->rwqe.wr_id, IB_WC_LOC_PROT_ERR,
+			      IB_WC_RECV, resp->roff, 0, 0, false);
+		resp->have_rwqe = false;
+		return SRNIC_RESP_OP_ERR;
+	}
+	resp->roff += pkt->paylen;
+	if (!(pkt->info->flags & SRNIC_OPF_LAST)) {
+		resp->in_op = SRNIC_OPF_SEND;
+		return SRNIC_RESP_OK;
+	}
+	if (pkt->info->flags & SRNIC_OPF_IMM)
+		flags |= IB_WC_WITH_IMM;
+	if (pkt->info->flags & SRNIC_OPF_INV)
+		flags |= IB_WC_WITH_INVALIDATE;
+	srnic_post_wc(qp, true, resp->rwqe.wr_id, IB_WC_SUCCESS, IB_WC_RECV,
+		      resp->roff, pkt->imm, flags, pkt->se);
+	resp->have_rwqe = false;
+	resp->in_op = 0;
+	resp->msn++;
+	srnic_counter_inc(sdev, SRNIC_CNT_RDMA_RECVS);
+	return SRNIC_RESP_OK;
+}
+
+/* Look up and check an rkey for [va, va + len). */
+static enum srnic_resp_verdict srnic_resp_rkey(struct srnic_qp *qp, u32 rkey,
+					       u64 va, u32 len, int access,
+					       struct srnic_mr **mrp)
+{
+	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
+	struct srnic_mr *mr;
+
+	*mrp = NULL;
+	if (!(qp->access_flags & access))
+		return SRNIC_RESP_ACCESS;
+	if (!len)
+		return SRNIC_RESP_OK;
+	mr = srnic_mr_get(sdev, rkey, SRNIC_RKEY);
+	if (!mr)
+		return SRNIC_RESP_ACCESS;
+	if (srnic_mr_check(mr, qp->ibqp.pd, va, len, access)) {
+		srnic_mr_put(mr);
+		return SRNIC_RESP_ACCESS;
+	}
+	*mrp = mr;
+	return SRNIC_RESP_OK;
+}
+
+static enum srnic_resp_verdict srnic_resp_write(struct srnic_qp *qp,
+						struct srnic_pkt *pkt,
+						const u8 *payload)
+{
+	struct srnic_resp *resp = &qp->resp;
+	u32 flags = pkt->info->flags;
+	enum srnic_resp_verdict v;
+
+	if (!srnic_resp_len_ok(qp, pkt))
+		return SRNIC_RESP_INVALID;
+	if (flags & SRNIC_OPF_FIRST) {
+		if (pkt->dma_len > SRNIC_MAX_MSG_SIZE)
+			return SRNIC_RESP_INVALID;
+		v = srnic_resp_rkey(qp, pkt->rkey, pkt->va, pkt->dma_len,
+				    IB_ACCESS_REMOTE_WRITE, &resp->wmr);
+		if (v)
+			return v;
+		resp->wva = pkt->va;
+		resp->wresid = pkt->dma_len;
+		resp->roff = 0;
+	}
+	if (pkt->paylen > resp->wresid ||
+	    ((flags & SRNIC_OPF_LAST) && pkt->paylen != resp->wresid)) {
+		v = SRNIC_RESP_INVALID;
+		goto drop_mr;
+	}
+	/* Write-with-Imm consumes a receive WQE: have it before placing. */
+	if (flags & SRNIC_OPF_IMM) {
+		v = srnic_resp_need_rwqe(qp);
+		if (v == SRNIC_RESP_RNR) {
+			if (flags & SRNIC_OPF_FIRST)
+				goto drop_mr;	/* the retry starts over */
+			return v;
+		}
+		if (v)
+			goto drop_mr;
+	}
+	if (pkt->paylen)
+		srnic_place_write(resp->wmr, resp->wva, payload, pkt->paylen);
+	resp->wva += pkt->paylen;
+	resp->wresid -= pkt->paylen;
+	resp->roff += pkt->paylen;
+	if (!(flags & SRNIC_OPF_LAST)) {
+		resp->in_op = SRNIC_OPF_WRITE;
+		return SRNIC_RESP_OK;
+	}
+	if (resp->wmr)
+		srnic_mr_put(resp->wmr);
+	resp->wmr = NULL;
+	resp->in_op = 0;
+	resp->msn++;
+	if (flags & SRNIC_OPF_IMM) {
+		srnic_post_wc(qp, true, resp->rwqe.wr_id, IB_WC_SUCCESS,
+			      IB_WC_RECV_RDMA_WITH_IMM, resp->roff, pkt->imm,
+			      IB_WC_WITH_IMM, pkt->se);
+		resp->have_rwqe = false;
+	}
+	return SRNIC_RESP_OK;
+
+drop_mr:
+	if (resp->wmr)
+		srnic_mr_put(resp->wmr);
+	resp->wmr = NULL;
+	return v;
+}
+
+/* Queue the responses to a Read request (new or repeated). */
+static enum srnic_resp_verdict srnic_resp_read(struct srnic_qp *qp,
+					       struct srnic_pkt *pkt)
+{
+	struct srnic_resp *resp = &qp->resp;
+	struct srnic_read_job *job;
+	enum srnic_resp_verdict v;
+	struct srnic_mr *mr;
+
+	if (pkt->dma_len > SRNIC_MAX_MSG_SIZE)
+		return SRNIC_RESP_INVALID;
+	if (resp->nreads >= max_t(u32, qp->max_dest_rd_atomic, 1))
+		return SRNIC_RESP_INVALID;
+	v = srnic_resp_rkey(qp, pkt->rkey, pkt->va, pkt->dma_len,
+			    IB_ACCESS_REMOTE_READ, &mr);
+	if (v)
+		return v;
+	job = kmalloc(sizeof(*job), GFP_ATOMIC);
+	if (!job) {
+		if (mr)
+			srnic_mr_put(mr);
+		return SRNIC_RESP_DROP;
+	}
+	job->mr = mr;
+	job->va = pkt->va;
+	job->resid = pkt->dma_len;
+	job->psn = pkt->psn;
+	job->first = true;
+	list_add_tail(&job->list, &resp->reads);
+	resp->nreads++;
+	srnic_req_kick(qp);
+	return SRNIC_RESP_OK;
+}
+
+static enum srnic_resp_verdict srnic_resp_atomic(struct srnic_qp *qp,
+						 struct srnic_pkt *pkt,
+						 struct sk_buff_head *out)
+{
+	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
+	struct srnic_resp *resp = &qp->resp;
+	struct srnic_atomic_res *res;
+	enum srnic_resp_verdict v;
+	struct srnic_mr *mr;
+	struct srnic_pkt ack = {};
+	u64 orig, val;
+
+	if (pkt->va & 7)
+		return SRNIC_RESP_INVALID;
+	v = srnic_resp_rkey(qp, pkt->rkey, pkt->va, sizeof(u64),
+			    IB_ACCESS_REMOTE_ATOMIC, &mr);
+	if (v)
+		return v;
+
+	spin_lock(&sdev->atomic_lock);
+	srnic_mr_copy(mr, pkt->va, &orig, sizeof(orig), false);
+	if (pkt->opcode == SRNIC_OP_COMPARE_SWAP)
+		val = orig == pkt->compare ? pkt->swap_add : orig;
+	else
+		val = orig + pkt->swap_add;
+	srnic_mr_copy(mr, pkt->va, &val, sizeof(val), true);
+	spin_unlock(&sdev->atomic_lock);
+	srnic_mr_put(mr);
+
+	res = &resp->ares[resp->ares_next++ % SRNIC_ATOMIC_REPLAY];
+	res->psn = pkt->psn;
+	res->orig = orig;
+	res->valid = true;
+	resp->msn++;
+
+	ack.opcode = SRNIC_OP_ATOMIC_ACKNOWLEDGE;
+	ack.psn = pkt->psn;
+	ack.syndrome = SRNIC_AETH_ACK | SRNIC_AETH_NO_CREDIT;
+	ack.msn = resp->msn;
+	ack.orig = orig;
+	srnic_build_send(qp, out, &ack, 0);
+	return SRNIC_RESP_OK;
+}
+
+/* A request with a PSN already executed. */
+static void srnic_resp_duplicate(struct srnic_qp *qp, struct srnic_pkt *pkt,
+				 struct sk_buff_head *out)
+{
+	struct srnic_resp *resp = &qp->resp;
+	struct srnic_pkt ack = {};
+	int i;
+
+	srnic_counter_inc(to_sdev(qp->ibqp.device), SRNIC_CNT_DUP_REQ);
+	switch (pkt->opcode) {
+	case SRNIC_OP_READ_REQUEST:
+		/* Responses are regenerated from memory. */
+		srnic_resp_read(qp, pkt);
+		return;
+	case SRNIC_OP_COMPARE_SWAP:
+	case SRNIC_OP_FETCH_ADD:
+		/* Never executed twice: the recorded result is replayed. */
+		for (i = 0; i < SRNIC_ATOMIC_REPLAY; i++) {
+			struct srnic_atomic_res *res = &resp->ares[i];
+
+			if (!res->valid || res->psn != pkt->psn)
+				continue;
+			ack.opcode = SRNIC_OP_ATOMIC_ACKNOWLEDGE;
+			ack.psn = pkt->psn;
+			ack.syndrome = SRNIC_AETH_ACK | SRNIC_AETH_NO_CREDIT;
+			ack.msn = resp->msn;
+			ack.orig = res->orig;
+			srnic_build_send(qp, out, &ack, 0);
+			return;
+		}
+		return;
+	default:
+		/* Sends and Writes are acknowledged, not executed again. */
+		if (pkt->ack_req)
+			srnic_resp_ack(qp, out,
+				       SRNIC_AETH_ACK | SRNIC_AETH_NO_CREDIT,
+				       srnic_psn_add(resp->epsn, -1));
+	}
+}
+
+static u32 srnic_read_npkts(struct srnic_qp *qp, u32 len)
+{
+	return max_t(u32, 1, DIV_ROUND_UP(len, qp->mtu));
+}
+
+/**
+ * srnic_resp_rx() - a request packet for the responder
+ * @qp: the QP
+ * @pkt: the parsed packet (ICRC, lengths and QP checked)
+ * @payload: its payload
+ *
+ * Context: softirq (receive path).
+ */
+void srnic_resp_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
+		   const u8 *payload)
+{
+	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
+	struct srnic_resp *resp = &qp->resp;
+	enum ib_qp_state state = READ_ONCE(qp->state);
+	enum srnic_resp_verdict v = SRNIC_RESP_OK;
+	u16 flags = pkt->info->flags;
+	struct sk_buff_head out;
+	enum ib_event_type ev = 0;
+	struct sk_buff *skb;
+	s32 d;
+
+	if (state < IB_QPS_RTR || state == IB_QPS_ERR)
+		return;
+	__skb_queue_head_init(&out);
+
+	spin_lock_bh(&resp->lock);
+	d = srnic_psn_diff(pkt->psn, resp->epsn);
+	if (d > 0) {
+		srnic_counter_inc(sdev, SRNIC_CNT_OOS_REQ);
+		if (!resp->nak_sent) {
+			resp->nak_sent = true;
+			srnic_resp_ack(qp, &out, SRNIC_AETH_NAK |
+				       SRNIC_NAK_PSN_SEQ_ERR, resp->epsn);
+		}
+		goto out;
+	}
+	if (d < 0) {
+		srnic_resp_duplicate(qp, pkt, &out);
+		goto out;
+	}
+	resp->nak_sent = false;
+
+	/* The opcode must continue the message in progress, or start one. */
+	if (resp->in_op ? (flags & SRNIC_OPF_FIRST) || !(flags & resp->in_op) :
+			  !(flags & SRNIC_OPF_FIRST)) {
+		v = SRNIC_RESP_INVALID;
+	} else if (flags & SRNIC_OPF_SEND) {
+		v = srnic_resp_send(qp, pkt, payload);
+	} else if (flags & SRNIC_OPF_WRITE) {
+		v = srnic_resp_write(qp, pkt, payload);
+	} else if (flags & SRNIC_OPF_READ) {
+		v = srnic_resp_read(qp, pkt);
+		if (!v) {
+			resp->epsn = srnic_psn_add(resp->epsn,
+						   srnic_read_npkts(qp,
+								    pkt->dma_len));
+			resp->msn++;
+			goto out;
+		}
+	} else if (flags & SRNIC_OPF_ATOMIC) {
+		v = srnic_resp_atomic(qp, pkt, &out);
+		if (!v) {
+			resp->epsn = srnic_psn_add(resp->epsn, 1);
+			goto out;
+		}
+	} else {
+		v = SRNIC_RESP_INVALID;
+	}
+
+	switch (v) {
+	case SRNIC_RESP_OK:
+		resp->epsn = srnic_psn_add(resp->epsn, 1);
+		if (srnic_ack_decide(&resp->ac, pkt->ack_req, false, 64) ==
+		    SRNIC_ACK_NOW)
+			srnic_resp_ack(qp, &out, SRNIC_AETH_ACK |
+				       SRNIC_AETH_NO_CREDIT, pkt->psn);
+		break;
+	case SRNIC_RESP_RNR:
+		srnic_counter_inc(sdev, SRNIC_CNT_SEND_RNR);
+		srnic_resp_ack(qp, &out, SRNIC_AETH_RNR_NAK |
+			       (qp->min_rnr_timer & SRNIC_AETH_VALUE_MASK),
+			       pkt->psn);
+		break;
+	case SRNIC_RESP_INVALID:
+		srnic_resp_ack(qp, &out, SRNIC_AETH_NAK | SRNIC_NAK_INVALID_REQ,
+			       pkt->psn);
+		ev = IB_EVENT_QP_REQ_ERR;
+		break;
+	case SRNIC_RESP_ACCESS:
+		srnic_resp_ack(qp, &out, SRNIC_AETH_NAK | SRNIC_NAK_REM_ACCESS,
+			       pkt->psn);
+		ev = IB_EVENT_QP_ACCESS_ERR;
+		break;
+	case SRNIC_RESP_OP_ERR:
+		srnic_resp_ack(qp, &out, SRNIC_AETH_NAK | SRNIC_NAK_REM_OP_ERR,
+			       pkt->psn);
+		ev = IB_EVENT_QP_FATAL;
+		break;
+	case SRNIC_RESP_DROP:
+		break;
+	}
+out:
+	spin_unlock_bh(&resp->lock);
+	while ((skb = __skb_dequeue(&out)))
+		srnic_xmit(qp, skb);
+	if (ev) {
+		struct ib_event e = {
+			.device = qp->ibqp.device,
+			.element.qp = &qp->ibqp,
+			.event = ev,
+		};
+
+		srnic_qp_error(qp);
+		if (qp->ibqp.event_handler)
+			qp->ibqp.event_handler(&e, qp->ibqp.qp_context);
+	}
+}
+
+/**
+ * srnic_resp_tx() - build Read response packets
+ * @qp: the QP
+ * @out: where they are queued
+ * @budget: most packets to build
+ *
+ * Context: the QP's transmit tasklet.
+ * Return: packets built.
+ */
+int srnic_resp_tx(struct srnic_qp *qp, struct sk_buff_head *out, int budget)
+{
+	struct srnic_resp *resp = &qp->resp;
+	struct srnic_read_job *job;
+	int n = 0;
+
+	spin_lock_bh(&resp->lock);
+	while (n < budget &&
+	       (job = list_first_entry_or_null(&resp->reads,
+					       struct srnic_read_job, list))) {
+		u32 len = min(qp->mtu, job->resid);
+		bool last = job->resid <= qp->mtu;
+		struct srnic_pkt pkt = {};
+		u8 *data;
+
+		pkt.opcode = job->first ?
+			(last ? SRNIC_OP_READ_RESPONSE_ONLY :
+				SRNIC_OP_READ_RESPONSE_FIRST) :
+			(last ? SRNIC_OP_READ_RESPONSE_LAST :
+				SRNIC_OP_READ_RESPONSE_MIDDLE);
+		pkt.psn = job->psn;
+		pkt.syndrome = SRNIC_AETH_ACK | SRNIC_AETH_NO_CREDIT;
+		pkt.msn = resp->msn;
+		data = srnic_build_send(qp, out, &pkt, len);
+		if (!data)
+			break;
+		if (len)
+			srnic_mr_copy(job->mr, job->va, data, len, false);
+		job->va += len;
+		job->resid -= len;
+		job->psn = srnic_psn_add(job->psn, 1);
+		job->first = false;
+		n++;
+		if (last) {
+			list_del(&job->list);
+			resp->nreads--;
+			if (job->mr)
+				srnic_mr_put(job->mr);
+			kfree(job);
+		}
+	}
+	spin_unlock_bh(&resp->lock);
+	return n;
+}
+
+/**
+ * srnic_resp_drop_state() - forget every message in progress
+ * @qp: the QP
+ *
+ * Releases the MRs an unfinished Write or queued Read responses hold, so
+ * a QP in error never delays the deregistration of an MR.
+ *
+ * Context: under resp.lock.
+ */
+void srnic_resp_drop_state(struct srnic_qp *qp)
+{
+	struct srnic_resp *resp = &qp->resp;
+	struct srnic_read_job *job, *tmp;
+
+	list_for_each_entry_safe(job, tmp, &resp->reads, list) {
+		list_del(&job->list);
+		if (job->mr)
+			srnic_mr_put(job->mr);
+		kfree(job);
+	}
+	resp->nreads = 0;
+	if (resp->wmr)
+		srnic_mr_put(resp->wmr);
+	resp->wmr = NULL;
+	resp->in_op = 0;
+}
+
+/**
+ * srnic_resp_reset() - the responder back to its initial state
+ * @qp: the QP
+ *
+ * Context: any; never sleeps.
+ */
+void srnic_resp_reset(struct srnic_qp *qp)
+{
+	struct srnic_resp *resp = &qp->resp;
+
+	spin_lock_bh(&resp->lock);
+	srnic_resp_drop_state(qp);
+	resp->have_rwqe = false;
+	resp->nak_sent = false;
+	resp->ac.pending = 0;
+	resp->msn = 0;
+	resp->ares_next = 0;
+	memset(resp->ares, 0, sizeof(resp->ares));
+	spin_unlock_bh(&resp->lock);
+}

@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * srnic: validated receive. Every RoCEv2 packet passes these checks, in
+ * this order, before anything looks at its payload:
+ *
+ *   UDP length within the buffer -> headers parse (opcode known, lengths
+ *   and pad consistent) -> ICRC -> RC transport -> destination QP exists,
+ *   is RC and is in a state that receives -> P_Key -> source address is
+ *   the QP's peer
+ *
+ * then requests go to the responder (srnic_resp.c) and responses to the
+ * completer (srnic_comp.c), which check PSNs, opcode sequences, keys and
+ * bounds. A packet that fails is dropped and counted.
+ */
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+#include <net/ipv6.h>
+
+#include "srnic.h"
+
+/* The packet came from the QP's peer (its destination GID). */
+static bool srnic_rx_from_peer(struct srnic_qp *qp, const u8 *l3)
+{
+	union ib_gid src;
+
+	if ((l3[0] >> 4) == 4) {
+		const struct iphdr *ip4 = (const void *)l3;
+
+		ipv6_addr_set_v4mapped(ip4->saddr, (struct in6_addr *)&src);
+	} else {
+		const struct ipv6hdr *ip6 = (const void *)l3;
+
+		memcpy(&src, &ip6->saddr, sizeof(src));
+	}
+	return !memcmp(&src, &qp->av.dgid, sizeof(src));
+}
+
+/**
+ * srnic_rx() - receive one RoCEv2 packet
+ * @sdev: the device it arrived on
+ * @skb: the packet, linear, network and transport headers set; consumed
+ *
+ * Context: softirq, under rcu_read_lock().
+ */
+void srnic_rx(struct srnic_dev *sdev, struct sk_buff *skb)
+{
+	const struct udphdr *uh = udp_hdr(skb);
+	const u8 *l3 = skb_network_header(skb);
+	const u8 *bth = (const u8 *)(uh + 1);
+	enum srnic_pkt_err perr;
+	enum ib_qp_state state;
+	struct srnic_pkt pkt;
+	struct srnic_qp *qp;
+	u32 ulen, len;
+
+	srnic_counter_inc(sdev, SRNIC_CNT_RCVD_PKTS);
+	ulen = ntohs(uh->len);
+	if (ulen < sizeof(*uh) || bth + (ulen - sizeof(*uh)) >
+	    skb_tail_pointer(skb) || l3 >= (const u8 *)uh)
+		goto malformed;
+	len = ulen - sizeof(*uh);
+	perr = srnic_pkt_parse(&pkt, bth, len);
+	if (perr)
+		goto malformed;
+	if (srnic_icrc(l3, bth + len - SRNIC_ICRC_SIZE - l3) !=
+	    get_unaligned_le32(bth + len - SRNIC_ICRC_SIZE)) {
+		srnic_counter_inc(sdev, SRNIC_CNT_ICRC_ERR);
+		goto drop;
+	}
+	if ((pkt.opcode & SRNIC_TRANSPORT_MASK) != SRNIC_TRANSPORT_RC)
+		goto drop;	/* UC/UD/CNP: not in this driver version */
+
+	qp = xa_load(&sdev->qp_xa, pkt.qpn);
+	if (!qp || qp->ibqp.qp_type != IB_QPT_RC || READ_ONCE(qp->dead)) {
+		srnic_counter_inc(sdev, SRNIC_CNT_NO_QP);
+		goto drop;
+	}
+	state = READ_ONCE(qp->state);
+	if (state < IB_QPS_RTR || state == IB_QPS_ERR || !qp->av_valid ||
+	    (pkt.pkey & 0x7fff) != 0x7fff || !srnic_rx_from_peer(qp, l3))
+		goto drop;
+
+	if (pkt.info->flags & SRNIC_OPF_REQ)
+		srnic_resp_rx(qp, &pkt, bth + pkt.hdr_len);
+	else
+		srnic_comp_rx(qp, &pkt, bth + pkt.hdr_len);
+	consume_skb(skb);
+	return;
+
+malformed:
+	srnic_counter_inc(sdev, SRNIC_CNT_MALFORMED);
+drop:
+	srnic_counter_inc(sdev, SRNIC_CNT_RX_DROPPED);
+	kfree_skb(skb);
+}

@@ -1,0 +1,886 @@
+// SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
+/*
+ * srnic: the requester's transmit pipeline.
+ *
+ *   post_send (doorbell) --> prefetch work --> pool --> TX tasklet --> wire
+ *
+ * The doorbell only schedules the QP's prefetch work. The prefetch work
+ * (device workqueue) reads WQEs ahead of the consumer index into the
+ * device's pool: each ring element is copied once, validated, and kept in
+ * kernel memory. The transmit tasklet takes WQEs from the pool head in
+ * ring order into the QP's window (assigning PSNs), builds packets and
+ * hands them to the wire; a run sends at most srnic_tx_budget packets and
+ * then reschedules itself, so the QPs of a CPU share it round-robin. The
+ * tasklet enforces fences, max_rd_atomic and the unacknowledged-PSN
+ * window. The retransmission timer and the completer (srnic_comp.c) move
+ * the window: go-back-N rewinds the transmit position to the oldest
+ * unacknowledged PSN.
+ *
+ * Locking: req.lock (BH) protects the window and positions. Packets are
+ * built under it and sent after it is dropped: nothing is ever handed to
+ * the network stack, which may loop straight back into srnic_rx(), with a
+ * QP lock held.
+ */
+#include <linux/module.h>
+#include <linux/workqueue.h>
+#include <rdma/ib_verbs.h>
+
+#include "srnic.h"
+
+static unsigned int srnic_tx_budget = 64;
+module_param_named(tx_budget, srnic_tx_budget, uint, 0644);
+MODULE_PARM_DESC(tx_budget, "packets a QP sends per transmit tasklet run (default 64)");
+
+static struct workqueue_struct *srnic_wq;
+
+/* Default pool configuration (tunable per device later through sysfs). */
+static const struct srnic_pool_cfg srnic_pool_defaults = {
+	.nslots = 1024,
+	.per_qp_cap = 64,
+	.lookahead = 64,
+	.fence_ahead = 4,
+};
+
+static const struct srnic_wqe_limits srnic_max_limits = {
+	.type = IB_QPT_RC,
+	.max_sge = SRNIC_MAX_SGE,
+	.max_inline = SRNIC_MAX_INLINE,
+};
+
+/**
+ * srnic_tx_module_init() - create the pipeline's workqueue
+ *
+ * Context: module init.
+ * Return: 0 or -ENOMEM.
+ */
+int srnic_tx_module_init(void)
+{
+	srnic_wq = alloc_workqueue("srnic", WQ_HIGHPRI | WQ_UNBOUND, 0);
+	return srnic_wq ? 0 : -ENOMEM;
+}
+
+/**
+ * srnic_tx_module_exit() - destroy the pipeline's workqueue
+ *
+ * Context: module exit.
+ */
+void srnic_tx_module_exit(void)
+{
+	destroy_workqueue(srnic_wq);
+}
+
+/**
+ * srnic_dp_dev_init() - a device's data path state
+ * @sdev: the device
+ *
+ * Context: process context.
+ * Return: 0 or -errno.
+ */
+int srnic_dp_dev_init(struct srnic_dev *sdev)
+{
+	spin_lock_init(&sdev->atomic_lock);
+	return srnic_pool_init(&sdev->pool, &srnic_pool_defaults,
+			       srnic_send_wqe_size(&srnic_max_limits));
+}
+
+/**
+ * srnic_dp_dev_cleanup() - free a device's data path state
+ * @sdev: the device; every QP is gone
+ *
+ * Context: process context.
+ */
+void srnic_dp_dev_cleanup(struct srnic_dev *sdev)
+{
+	if (sdev->pool.slots)
+		srnic_pool_cleanup(&sdev->pool);
+}
+
+/**
+ * srnic_req_swqe() - a window entry
+ * @qp: the QP
+ * @index: ring index of the WQE
+ *
+ * Context: under req.lock.
+ * Return: the entry.
+ */
+struct srnic_swqe *srnic_req_swqe(struct srnic_qp *qp, u32 index)
+{
+	return (void *)(qp->req.window +
+			(size_t)(index & qp->sq.queue.index_mask) *
+			qp->req.stride);
+}
+
+/* The prefetch callback: one ring element, copied once, validated. */
+static int srnic_pf_fetch_one(void *ctx, u32 index, void *slot)
+{
+	struct srnic_qp *qp = ctx;
+	struct srnic_send_wqe *w = slot;
+	int err;
+
+	memcpy(qp->req.fetch_buf, srnic_queue_addr(&qp->sq.queue, index),
+	       qp->req.fetch_size);
+	err = srnic_wqe_from_user(&qp->req.lim, qp->req.fetch_buf, w);
+	if (err)
+		return err;
+	return (w->send_flags & IB_SEND_FENCE) ? 1 : 0;
+}
+
+static void srnic_pf_work(struct work_struct *work)
+{
+	struct srnic_qp *qp = container_of(work, struct srnic_qp, req.pf_work);
+	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
+	enum ib_qp_state state = READ_ONCE(qp->state);
+	int n;
+
+	if (READ_ONCE(qp->dead))
+		return;
+	if (state == IB_QPS_ERR) {
+		srnic_qp_error(qp);
+		return;
+	}
+	if (state != IB_QPS_RTS && state != IB_QPS_SQD)
+		return;
+
+	spin_lock_bh(&qp->req.lock);
+	if (qp->req.bad_wqe || qp->req.flushing) {
+		spin_unlock_bh(&qp->req.lock);
+		return;
+	}
+	n = srnic_pf_fetch(&sdev->pool, &qp->req.pfq,
+			   srnic_queue_producer(&qp->sq.queue),
+			   srnic_pf_fetch_one, qp);
+	if (n < 0) {
+		qp->req.bad_wqe = true;
+		qp->req.bad_index = qp->req.pfq.next;
+		srnic_counter_inc(sdev, SRNIC_CNT_BAD_WQE);
+		srnic_dbg_qp(qp, "malformed WQE at %u: %d\n",
+			     qp->req.bad_index, n);
+	}
+	spin_unlock_bh(&qp->req.lock);
+	tasklet_schedule(&qp->req.task);
+}
+
+/* Is there posted work the prefetcher has not read yet? */
+static bool srnic_pf_pending(struct srnic_qp *qp)
+{
+	u32 prod = srnic_queue_producer(&qp->sq.queue);
+
+	return !qp->req.bad_wqe &&
+	       READ_ONCE(qp->req.pfq.next) != (prod & qp->sq.queue.index_mask);
+}
+
+/**
+ * srnic_req_kick() - let the transmit tasklet run
+ * @qp: the QP
+ *
+ * Context: any.
+ */
+void srnic_req_kick(struct srnic_qp *qp)
+{
+	if (!READ_ONCE(qp->dead))
+		tasklet_schedule(&qp->req.task);
+}
+
+static unsigned long srnic_req_timeout(struct srnic_qp *qp)
+{
+	u64 ns = 4096ULL << qp->timeout;
+
+	return max_t(u64, nsecs_to_jiffies64(ns), msecs_to_jiffies(10));
+}
+
+/**
+ * srnic_req_arm_timer() - (re)start the retransmission timer
+ * @qp: the QP, with unacknowledged packets
+ *
+ * A timeout of 0 means "infinite": never retransmit on time.
+ *
+ * Context: under req.lock.
+ */
+void srnic_req_arm_timer(struct srnic_qp *qp)
+{
+	if (!qp->timeout || qp->dead)
+		return;
+	qp->req.timer_psn = qp->req.una;
+	mod_timer(&qp->req.timer, jiffies + srnic_req_timeout(qp));
+}
+
+/**
+ * srnic_req_rewind() - go back N: transmit again from @psn
+ * @qp: the QP
+ * @psn: the oldest PSN the responder has not acknowledged
+ *
+ * Context: under req.lock.
+ */
+void srnic_req_rewind(struct srnic_qp *qp, u32 psn)
+{
+	struct srnic_req *req = &qp->req;
+	u32 i;
+
+	for (i = req->comp; i != req->issue; i++) {
+		struct srnic_swqe *s = srnic_req_swqe(qp, i);
+		s32 d = srnic_psn_diff(psn, s->first_psn);
+
+		if (s->state == SRNIC_SWQE_DONE || d >= (s32)s->npkts)
+			continue;
+		if (d < 0)
+			d = 0;
+		if (s->wqe.opcode == IB_WR_RDMA_READ)
+			d = s->read_off / qp->mtu;
+		req->cur = i;
+		req->cur_pkt = d;
+		req->psn = srnic_psn_add(s->first_psn, d);
+		srnic_counter_inc(to_sdev(qp->ibqp.device),
+				  SRNIC_CNT_RETRANSMITS);
+		return;
+	}
+	req->cur = req->issue;
+	req->cur_pkt = 0;
+	req->psn = req->max_psn;
+}
+
+/* Check that the WQE's local buffers may be used, before it is issued. */
+static int srnic_req_check_sges(struct srnic_qp *qp,
+				const struct srnic_send_wqe *w)
+{
+	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
+	int access = 0;
+	u32 i;
+
+	if (w->opcode == IB_WR_RDMA_READ || srnic_op_is_rd_atomic(w->opcode))
+		access = IB_ACCESS_LOCAL_WRITE;
+	for (i = 0; i < w->num_sge; i++) {
+		const struct ib_sge *sge = &w->sge[i];
+		struct srnic_mr *mr;
+		int err;
+
+		if (!sge->length)
+			continue;
+		mr = srnic_mr_get(sdev, sge->lkey, SRNIC_LKEY);
+		if (!mr)
+			return -EINVAL;
+		err = srnic_mr_check(mr, qp->ibqp.pd, sge->addr, sge->length,
+				     access);
+		srnic_mr_put(mr);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static u32 srnic_wqe_npkts(struct srnic_qp *qp, const struct srnic_send_wqe *w)
+{
+	if (w->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+	    w->opcode == IB_WR_ATOMIC_FETCH_AND_ADD)
+		return 1;
+	return max_t(u32, 1, DIV_ROUND_UP(w->length, qp->mtu));
+}
+
+/*
+ * Take the next WQE from the pool into the window. Returns 1 if one was
+ * issued (or completed at once in error), 0 if none can be now.
+ */
+static int srnic_req_issue(struct srnic_qp *qp)
+{
+	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
+	struct srnic_req *req = &qp->req;
+	struct srnic_send_wqe *w;
+	struct srnic_swqe *s;
+	bool rd_atomic;
+	u32 max_rd;
+
+	if (req->bad_wqe &&
+	    (req->issue & qp->sq.queue.index_mask) == req->bad_index) {
+		/* The malformed WQE's turn: it completes in error. */
+		const struct rxe_send_wqe *u;
+
+		s = srnic_req_swqe(qp, req->issue);
+		u = srnic_queue_addr(&qp->sq.queue, req->issue);
+		memset(&s->wqe, 0, sizeof(s->wqe));
+		s->wqe.wr_id = READ_ONCE(u->wr.wr_id);
+		s->wqe.opcode = IB_WR_SEND;
+		s->npkts = 0;
+		s->state = SRNIC_SWQE_DONE;
+		s->status = IB_WC_LOC_QP_OP_ERR;
+		req->issue++;
+		req->cur = req->issue;
+		req->cur_pkt = 0;
+		return 1;
+	}
+
+	w = srnic_pf_head(&sdev->pool, &req->pfq,
+			  srnic_queue_producer(&qp->sq.queue));
+	if (!w)
+		return 0;
+	rd_atomic = srnic_op_is_rd_atomic(w->opcode);
+	max_rd = max_t(u32, qp->max_rd_atomic, 1);
+	if (((w->send_flags & IB_SEND_FENCE) && req->rd_atomic) ||
+	    (rd_atomic && req->rd_atomic >= max_rd)) {
+		srnic_pf_set_blocked(&sdev->pool, &req->pfq, true);
+		return 0;
+	}
+
+	s = srnic_req_swqe(qp, req->issue);
+	/* The SGE list runs past the struct: copy the QP's WQE size. */
+	memcpy((u8 *)s + offsetof(struct srnic_swqe, wqe), w,
+	       srnic_send_wqe_size(&req->lim));
+	srnic_pf_pop(&sdev->pool, &req->pfq);
+
+	s->first_psn = req->psn;
+	s->npkts = srnic_wqe_npkts(qp, &s->wqe);
+	s->read_off = 0;
+	s->state = SRNIC_SWQE_ISSUED;
+	s->status = IB_WC_SUCCESS;
+	if (srnic_req_check_sges(qp, &s->wqe)) {
+		s->state = SRNIC_SWQE_DONE;
+		s->status = IB_WC_LOC_PROT_ERR;
+		s->npkts = 0;
+		req->issue++;
+		req->cur = req->issue;
+		req->cur_pkt = 0;
+		return 1;
+	}
+	if (rd_atomic) {
+		req->rd_atomic++;
+		srnic_pf_set_may_block(&sdev->pool, &req->pfq, true);
+	}
+	req->issue++;
+	return 1;
+}
+
+/*
+ * Allocate a packet of @paylen payload bytes with @pkt's headers written;
+ * *@data is where the payload goes. Pad bytes and the ICRC room follow.
+ */
+static struct sk_buff *srnic_pkt_skb(struct srnic_pkt *pkt, u32 paylen,
+				     u8 **data)
+{
+	const struct srnic_opinfo *info = srnic_opinfo(pkt->opcode);
+	struct sk_buff *skb;
+	u32 pad = (4 - (paylen & 3)) & 3;
+	int hlen;
+
+	if (WARN_ON_ONCE(!info))
+		return NULL;
+	skb = srnic_skb_alloc(info->hdr_len + paylen + pad + SRNIC_ICRC_SIZE);
+	if (!skb)
+		return NULL;
+	pkt->pad = pad;
+	hlen = srnic_pkt_build(pkt, skb->data, skb->len);
+	if (WARN_ON_ONCE(hlen < 0)) {
+		kfree_skb(skb);
+		return NULL;
+	}
+	*data = skb->data + hlen;
+	memset(*data + paylen, 0, pad);
+	return skb;
+}
+
+/**
+ * srnic_build_send() - queue a packet of a QP
+ * @qp: the QP it belongs to
+ * @out: where the packet is queued for transmission
+ * @pkt: the header fields (destination QP and P_Key are set here)
+ * @paylen: payload bytes, which the caller writes at the returned address
+ *
+ * Context: any; never sleeps.
+ * Return: where the payload goes, or NULL if no memory.
+ */
+u8 *srnic_build_send(struct srnic_qp *qp, struct sk_buff_head *out,
+		     struct srnic_pkt *pkt, u32 paylen)
+{
+	struct sk_buff *skb;
+	u8 *data;
+
+	pkt->qpn = qp->dest_qpn;
+	pkt->pkey = 0xffff;
+	skb = srnic_pkt_skb(pkt, paylen, &data);
+	if (!skb)
+		return NULL;
+	__skb_queue_tail(out, skb);
+	return data;
+}
+
+static u8 srnic_req_opcode(u32 wr_op, bool first, bool last)
+{
+	switch (wr_op) {
+	case IB_WR_SEND:
+		return first ? (last ? SRNIC_OP_SEND_ONLY : SRNIC_OP_SEND_FIRST) :
+			       (last ? SRNIC_OP_SEND_LAST :
+				       SRNIC_OP_SEND_MIDDLE);
+	case IB_WR_SEND_WITH_IMM:
+		return first ? (last ? SRNIC_OP_SEND_ONLY_IMM :
+				       SRNIC_OP_SEND_FIRST) :
+			       (last ? SRNIC_OP_SEND_LAST_IMM :
+				       SRNIC_OP_SEND_MIDDLE);
+	case IB_WR_SEND_WITH_INV:
+		return first ? (last ? SRNIC_OP_SEND_ONLY_INV :
+				       SRNIC_OP_SEND_FIRST) :
+			       (last ? SRNIC_OP_SEND_LAST_INV :
+				       SRNIC_OP_SEND_MIDDLE);
+	case IB_WR_RDMA_WRITE:
+		return first ? (last ? SRNIC_OP_WRITE_ONLY :
+				       SRNIC_OP_WRITE_FIRST) :
+			       (last ? SRNIC_OP_WRITE_LAST :
+				       SRNIC_OP_WRITE_MIDDLE);
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		return first ? (last ? SRNIC_OP_WRITE_ONLY_IMM :
+				       SRNIC_OP_WRITE_FIRST) :
+			       (last ? SRNIC_OP_WRITE_LAST_IMM :
+				       SRNIC_OP_WRITE_MIDDLE);
+	case IB_WR_RDMA_READ:
+		return SRNIC_OP_READ_REQUEST;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+		return SRNIC_OP_COMPARE_SWAP;
+	default:
+		return SRNIC_OP_FETCH_ADD;
+	}
+}
+
+/* Build the packet at the transmit position. Returns 0 or -errno. */
+static int srnic_req_build(struct srnic_qp *qp, struct srnic_swqe *s,
+			   struct sk_buff_head *out)
+{
+	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
+	struct srnic_req *req = &qp->req;
+	struct srnic_send_wqe *w = &s->wqe;
+	u32 k = req->cur_pkt, off = k * qp->mtu, len = 0;
+	bool first = k == 0, last = k + 1 >= s->npkts;
+	struct srnic_pkt pkt = {};
+	struct sk_buff *skb;
+	u8 *data;
+	int err;
+
+	pkt.opcode = srnic_req_opcode(w->opcode, first, last);
+	pkt.qpn = qp->dest_qpn;
+	pkt.pkey = 0xffff;
+	pkt.psn = req->psn;
+
+	switch (w->opcode) {
+	case IB_WR_RDMA_READ:
+		pkt.va = w->remote_addr + off;
+		pkt.rkey = w->rkey;
+		pkt.dma_len = w->length - off;
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+		pkt.va = w->remote_addr;
+		pkt.rkey = w->rkey;
+		pkt.swap_add = w->swap;
+		pkt.compare = w->compare_add;
+		break;
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		pkt.va = w->remote_addr;
+		pkt.rkey = w->rkey;
+		pkt.swap_add = w->compare_add;
+		break;
+	default:
+		len = min(qp->mtu, w->length - off);
+		pkt.va = w->remote_addr;
+		pkt.rkey = w->rkey;
+		pkt.dma_len = w->length;
+		pkt.imm = w->imm;
+		pkt.inv_rkey = w->inv_rkey;
+		pkt.se = last && (w->send_flags & IB_SEND_SOLICITED);
+		pkt.ack_req = srnic_ack_req_needed(k, last, 32);
+		break;
+	}
+
+	skb = srnic_pkt_skb(&pkt, len, &data);
+	if (!skb)
+		return -ENOMEM;
+	if (len) {
+		if (w->send_flags & IB_SEND_INLINE) {
+			memcpy(data, w->inline_data + off, len);
+		} else {
+			err = srnic_sge_copy(sdev, qp->ibqp.pd, w->sge,
+					     w->num_sge, off, data, len, false);
+			if (err) {
+				kfree_skb(skb);
+				return err;
+			}
+		}
+	}
+	__skb_queue_tail(out, skb);
+
+	if (w->opcode == IB_WR_RDMA_READ) {
+		/* One request covers every remaining response PSN. */
+		req->psn = srnic_psn_add(s->first_psn, s->npkts);
+		req->cur_pkt = s->npkts;
+	} else {
+		req->psn = srnic_psn_add(req->psn, 1);
+		req->cur_pkt++;
+	}
+	if (srnic_psn_diff(req->psn, req->max_psn) > 0)
+		req->max_psn = req->psn;
+	if (req->cur_pkt >= s->npkts) {
+		req->cur++;
+		req->cur_pkt = 0;
+	}
+	if (w->opcode == IB_WR_SEND || w->opcode == IB_WR_SEND_WITH_IMM ||
+	    w->opcode == IB_WR_SEND_WITH_INV)
+		srnic_counter_inc(sdev, SRNIC_CNT_RDMA_SENDS);
+	return 0;
+}
+
+/*
+ * One packet from the transmit position. Returns 1 if a packet was
+ * queued, 0 if there is nothing to send now.
+ */
+static int srnic_req_next(struct srnic_qp *qp, struct sk_buff_head *out)
+{
+	struct srnic_req *req = &qp->req;
+	enum ib_qp_state state = READ_ONCE(qp->state);
+	struct srnic_swqe *s;
+	int err;
+
+	if (state != IB_QPS_RTS && state != IB_QPS_SQD)
+		return 0;
+	if (req->rnr_wait || req->flushing)
+		return 0;
+	if (srnic_psn_diff(req->psn, req->una) >= SRNIC_MAX_INFLIGHT)
+		return 0;
+	while (req->cur == req->issue) {
+		if (state == IB_QPS_SQD || !srnic_req_issue(qp))
+			return 0;
+		s = srnic_req_swqe(qp, req->issue - 1);
+		if (s->state == SRNIC_SWQE_DONE) {
+			/* Completed at issue, in error. */
+			srnic_req_complete(qp);
+			return 0;
+		}
+	}
+	s = srnic_req_swqe(qp, req->cur);
+	err = srnic_req_build(qp, s, out);
+	if (err == -ENOMEM)
+		return 0;
+	if (err) {
+		/* A local buffer became invalid after issue. */
+		s->state = SRNIC_SWQE_DONE;
+		s->status = IB_WC_LOC_PROT_ERR;
+		srnic_req_complete(qp);
+		return 0;
+	}
+	if (!timer_pending(&req->timer))
+		srnic_req_arm_timer(qp);
+	return 1;
+}
+
+static void srnic_req_task(struct tasklet_struct *t)
+{
+	struct srnic_qp *qp = from_tasklet(qp, t, req.task);
+	struct sk_buff_head out;
+	struct sk_buff *skb;
+	int budget = max_t(int, srnic_tx_budget, 1);
+	bool refetch;
+
+	if (READ_ONCE(qp->dead))
+		return;
+	__skb_queue_head_init(&out);
+
+	budget -= srnic_resp_tx(qp, &out, budget);
+
+	spin_lock_bh(&qp->req.lock);
+	while (budget > 0 && srnic_req_next(qp, &out) > 0)
+		budget--;
+	refetch = srnic_pf_pending(qp);
+	spin_unlock_bh(&qp->req.lock);
+
+	while ((skb = __skb_dequeue(&out)))
+		srnic_xmit(qp, skb);
+
+	if (refetch)
+		queue_work(srnic_wq, &qp->req.pf_work);
+	if (budget <= 0)
+		tasklet_schedule(&qp->req.task);
+}
+
+static void srnic_req_timer(struct timer_list *t)
+{
+	struct srnic_qp *qp = from_timer(qp, t, req.timer);
+	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
+	struct srnic_req *req = &qp->req;
+	bool fail = false;
+
+	spin_lock_bh(&req->lock);
+	if (qp->dead || req->flushing)
+		goto out;
+	if (req->rnr_wait) {
+		req->rnr_wait = false;
+		srnic_req_arm_timer(qp);
+		tasklet_schedule(&req->task);
+		goto out;
+	}
+	if (srnic_psn_diff(req->max_psn, req->una) <= 0)
+		goto out;		/* nothing outstanding */
+	if (req->una != req->timer_psn) {
+		srnic_req_arm_timer(qp);	/* progress was made */
+		goto out;
+	}
+	srnic_counter_inc(sdev, SRNIC_CNT_COMP_RETRY);
+	if (!req->retry_left) {
+		srnic_counter_inc(sdev, SRNIC_CNT_RETRY_EXC);
+		fail = true;
+		goto out;
+	}
+	req->retry_left--;
+	srnic_req_rewind(qp, req->una);
+	srnic_req_arm_timer(qp);
+	tasklet_schedule(&req->task);
+out:
+	spin_unlock_bh(&req->lock);
+	if (fail)
+		srnic_req_fail(qp, req->comp, IB_WC_RETRY_EXC_ERR);
+}
+
+/**
+ * srnic_req_init() - the requester state of a new QP
+ * @qp: the QP, its send ring created
+ *
+ * Context: process context.
+ * Return: 0 or -ENOMEM.
+ */
+int srnic_req_init(struct srnic_qp *qp)
+{
+	struct srnic_req *req = &qp->req;
+	u32 slots = qp->sq.queue.index_mask + 1;
+	int err;
+
+	spin_lock_init(&req->lock);
+	req->lim.type = qp->ibqp.qp_type;
+	req->lim.max_sge = qp->sq.max_sge;
+	req->lim.max_inline = qp->sq.max_inline;
+	req->stride = ALIGN(offsetof(struct srnic_swqe, wqe) +
+			    srnic_send_wqe_size(&req->lim), 8);
+	req->window = kvcalloc(slots, req->stride, GFP_KERNEL);
+	req->fetch_size = 1U << qp->sq.queue.log2_elem_size;
+	req->fetch_buf = kmalloc(req->fetch_size, GFP_KERNEL);
+	if (!req->window || !req->fetch_buf) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = srnic_pfq_init(&req->pfq, qp->sq.queue.index_mask, 0);
+	if (err)
+		goto out;
+	err = dst_cache_init(&qp->dst_cache, GFP_KERNEL);
+	if (err) {
+		srnic_pfq_cleanup(&to_sdev(qp->ibqp.device)->pool, &req->pfq);
+		goto out;
+	}
+	INIT_WORK(&req->pf_work, srnic_pf_work);
+	tasklet_setup(&req->task, srnic_req_task);
+	timer_setup(&req->timer, srnic_req_timer, 0);
+
+	spin_lock_init(&qp->resp.lock);
+	INIT_LIST_HEAD(&qp->resp.reads);
+	return 0;
+out:
+	kfree(req->fetch_buf);
+	kvfree(req->window);
+	return err;
+}
+
+/**
+ * srnic_qp_quiesce() - stop every pipeline stage of a QP
+ * @qp: the QP; its number no longer finds it, receivers are done with it
+ *	(synchronize_net()) and @qp->dead is set
+ *
+ * Context: process context, may sleep.
+ */
+void srnic_qp_quiesce(struct srnic_qp *qp)
+{
+	cancel_work_sync(&qp->req.pf_work);
+	del_timer_sync(&qp->req.timer);
+	tasklet_kill(&qp->req.task);
+	del_timer_sync(&qp->req.timer);
+}
+
+/**
+ * srnic_req_cleanup() - free the requester state
+ * @qp: the QP, quiesced
+ *
+ * Context: process context.
+ */
+void srnic_req_cleanup(struct srnic_qp *qp)
+{
+	srnic_pfq_cleanup(&to_sdev(qp->ibqp.device)->pool, &qp->req.pfq);
+	dst_cache_destroy(&qp->dst_cache);
+	kfree(qp->req.fetch_buf);
+	kvfree(qp->req.window);
+	srnic_resp_reset(qp);
+}
+
+/**
+ * srnic_req_start() - the QP enters RTS: start from its send PSN
+ * @qp: the QP; caller holds state_lock
+ *
+ * Context: process context.
+ */
+void srnic_req_start(struct srnic_qp *qp)
+{
+	struct srnic_req *req = &qp->req;
+
+	spin_lock_bh(&req->lock);
+	req->psn = qp->sq_psn;
+	req->una = qp->sq_psn;
+	req->max_psn = qp->sq_psn;
+	req->retry_left = qp->retry_cnt;
+	req->rnr_left = qp->rnr_retry;
+	req->rnr_wait = false;
+	req->sport = rdma_get_udp_sport(qp->av.flow_label, qp->ibqp.qp_num,
+					qp->dest_qpn);
+	spin_unlock_bh(&req->lock);
+	dst_cache_reset(&qp->dst_cache);
+}
+
+/**
+ * srnic_req_reset() - back to RESET: forget all work
+ * @qp: the QP, quiesced; caller holds state_lock
+ *
+ * Context: process context.
+ */
+void srnic_req_reset(struct srnic_qp *qp)
+{
+	struct srnic_req *req = &qp->req;
+
+	srnic_pf_restart(&to_sdev(qp->ibqp.device)->pool, &req->pfq, 0);
+	spin_lock_bh(&req->lock);
+	req->comp = 0;
+	req->issue = 0;
+	req->cur = 0;
+	req->cur_pkt = 0;
+	req->rd_atomic = 0;
+	req->bad_wqe = false;
+	req->flushing = false;
+	req->rnr_wait = false;
+	spin_unlock_bh(&req->lock);
+	srnic_resp_reset(qp);
+}
+
+/* Write one kernel work request into the send ring. */
+static int srnic_post_one(struct srnic_qp *qp, const struct ib_send_wr *wr)
+{
+	struct srnic_wq *sq = &qp->sq;
+	struct rxe_send_wqe *u;
+	u32 i, len = 0;
+
+	if (unlikely(wr->num_sge < 0 || wr->num_sge > sq->max_sge))
+		return -EINVAL;
+	if (unlikely(srnic_queue_full(&sq->queue)))
+		return -ENOMEM;
+
+	u = srnic_queue_addr(&sq->queue, srnic_queue_producer(&sq->queue));
+	memset(u, 0, sizeof(*u));
+	u->wr.wr_id = wr->wr_id;
+	u->wr.opcode = wr->opcode;
+	u->wr.send_flags = wr->send_flags;
+	switch (wr->opcode) {
+	case IB_WR_SEND_WITH_IMM:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		u->wr.ex.imm_data = wr->ex.imm_data;
+		break;
+	case IB_WR_SEND_WITH_INV:
+		u->wr.ex.invalidate_rkey = wr->ex.invalidate_rkey;
+		break;
+	default:
+		break;
+	}
+	switch (wr->opcode) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_RDMA_READ:
+		u->wr.wr.rdma.remote_addr = rdma_wr(wr)->remote_addr;
+		u->wr.wr.rdma.rkey = rdma_wr(wr)->rkey;
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		u->wr.wr.atomic.remote_addr = atomic_wr(wr)->remote_addr;
+		u->wr.wr.atomic.rkey = atomic_wr(wr)->rkey;
+		u->wr.wr.atomic.compare_add = atomic_wr(wr)->compare_add;
+		u->wr.wr.atomic.swap = atomic_wr(wr)->swap;
+		break;
+	default:
+		break;
+	}
+
+	if (wr->send_flags & IB_SEND_INLINE) {
+		u8 *p = u->dma.inline_data;
+
+		for (i = 0; i < wr->num_sge; i++) {
+			u32 n = wr->sg_list[i].length;
+
+			if (len + n > sq->max_inline)
+				return -EINVAL;
+			memcpy(p + len, (void *)(uintptr_t)wr->sg_list[i].addr,
+			       n);
+			len += n;
+		}
+	} else {
+		for (i = 0; i < wr->num_sge; i++) {
+			u->dma.sge[i].addr = wr->sg_list[i].addr;
+			u->dma.sge[i].length = wr->sg_list[i].length;
+			u->dma.sge[i].lkey = wr->sg_list[i].lkey;
+			len += wr->sg_list[i].length;
+		}
+		u->dma.num_sge = wr->num_sge;
+	}
+	u->dma.length = len;
+	u->dma.resid = len;
+	srnic_queue_advance_producer(&sq->queue);
+	return 0;
+}
+
+/**
+ * srnic_req_doorbell() - schedule the prefetch stage
+ * @qp: the QP
+ *
+ * Context: any.
+ */
+void srnic_req_doorbell(struct srnic_qp *qp)
+{
+	queue_work(srnic_wq, &qp->req.pf_work);
+}
+
+/**
+ * srnic_post_send() - the send doorbell
+ * @ibqp: the QP
+ * @wr: work requests (kernel QPs), or none (librxe's doorbell: the
+ *	process wrote the ring itself)
+ * @bad_wr: the first request not posted
+ *
+ * Kernel requests are written into the QP's ring, exactly as librxe
+ * writes a user QP's. Either way the doorbell only schedules the
+ * prefetch stage: no packet is built in the caller's context.
+ *
+ * Context: any; never sleeps.
+ * Return: 0, -EINVAL (QP not ready to send, bad request), -ENOMEM (ring
+ * full), -EOPNOTSUPP (QP type without a data path in this version).
+ */
+int srnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr)
+{
+	struct srnic_qp *qp = to_sqp(ibqp);
+	enum ib_qp_state state = READ_ONCE(qp->state);
+	unsigned long flags;
+	int err = 0;
+
+	if (unlikely(ibqp->qp_type != IB_QPT_RC)) {
+		*bad_wr = wr;
+		return -EOPNOTSUPP;
+	}
+	if (unlikely(state < IB_QPS_RTS)) {
+		*bad_wr = wr;
+		return -EINVAL;
+	}
+	if (!qp->is_user) {
+		spin_lock_irqsave(&qp->sq.lock, flags);
+		for (; wr; wr = wr->next) {
+			err = srnic_post_one(qp, wr);
+			if (err) {
+				*bad_wr = wr;
+				break;
+			}
+		}
+		spin_unlock_irqrestore(&qp->sq.lock, flags);
+	}
+	srnic_req_doorbell(qp);
+	return err;
+}
