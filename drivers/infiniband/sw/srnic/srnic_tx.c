@@ -862,13 +862,13 @@ int srnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	unsigned long flags;
 	int err = 0;
 
-	if (unlikely(ibqp->qp_type != IB_QPT_RC)) {
-		*bad_wr = wr;
-		return -EOPNOTSUPP;
-	}
 	if (unlikely(state < IB_QPS_RTS)) {
 		*bad_wr = wr;
 		return -EINVAL;
+	}
+	if (unlikely(ibqp->qp_type != IB_QPT_RC)) {
+		*bad_wr = wr;
+		return -EOPNOTSUPP;
 	}
 	if (!qp->is_user) {
 		spin_lock_irqsave(&qp->sq.lock, flags);

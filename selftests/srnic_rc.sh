@@ -1,0 +1,324 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# RC traffic over srnic, seen by stock tools and by srnic_rc_test: two
+# namespaces joined by a veth pair, a srnic device on each end (srnic0 on
+# VETH_A in NS_A, srnic1 on VETH_B in NS_B).
+#
+#   ibv_rc_pingpong   plain, -s 1 MiB, -m 4096 (veth MTU 9000), -e
+#   perftest          send/write/read/atomic bw, send/write/read lat:
+#                     between the namespaces, and on self-loopback (both
+#                     ends on srnic0)
+#   srnic_rc_test     order (Write x K + Write with Immediate: no stale
+#                     byte; netem loss/reorder/delay; and on loopback),
+#                     integrity (netem loss/duplicate), retry, rnr,
+#                     access, scribble (loopback)
+#
+# Each step is one KTAP line, under "timeout $SRNIC_RC_TIMEOUT".  On a
+# failure: both ends' output, rdma statistic of both devices, new kernel
+# log lines.  The outputs are kept in $SRNIC_OUT/srnic_rc/ too.
+#
+# Environment:
+#	SRNIC_RC_TIMEOUT	seconds per step (300)
+#	SRNIC_RC_GENS		order generations (10000)
+#	SRNIC_RC_BYTES		integrity bytes (256M)
+#	SRNIC_RC_ROUNDS		scribble rounds (1000)
+#	SRNIC_RC_ONLY		ERE: run only the steps whose name matches
+#				(set-up and teardown always run)
+#	SRNIC_RC_KEEP_GOING=1	go on after the first traffic step failed
+#				(by default the rest is skipped: each would
+#				only wait for its timeout)
+. "$(dirname "$0")/srnic_lib.sh"
+
+T=${SRNIC_RC_TIMEOUT:-300}
+GENS=${SRNIC_RC_GENS:-10000}
+BYTES=${SRNIC_RC_BYTES:-256M}
+ROUNDS=${SRNIC_RC_ROUNDS:-1000}
+RC_TEST=$SRNIC_BIN/srnic_rc_test
+PERFTESTS=(ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw ib_send_lat
+	   ib_write_lat ib_read_lat)
+LOGDIR=$SRNIC_TMP
+if [ -n "$SRNIC_OUT" ] && mkdir -p "$SRNIC_OUT/srnic_rc" 2>/dev/null; then
+	LOGDIR=$SRNIC_OUT/srnic_rc
+fi
+
+srnic_require
+require_cmd tc ss timeout ibv_rc_pingpong "${PERFTESTS[@]}"
+[ -x "$RC_TEST" ] || ktap_skip_rest "no $RC_TEST (run make)"
+ktap_print_header
+ktap_set_plan 34
+
+# --- helpers -----------------------------------------------------------------
+
+PORT=18600
+BROKEN=			# the traffic step that failed first
+
+tcp_listening() {	# NS PORT
+	ip netns exec "$1" ss -Hltn "sport = :$2" 2>/dev/null | grep -q .
+}
+
+rc_text() {	# EXIT-STATUS
+	case $1 in
+	124) echo "124 (timed out after ${T}s)" ;;
+	137) echo "137 (killed after the timeout)" ;;
+	*) echo "$1" ;;
+	esac
+}
+
+show_file() {	# FILE [MAXLINES]: as "# " diagnostics, the tail if long
+	local n
+	n=$(wc -l <"$1")
+	[ "$n" -le "${2:-60}" ] || ktap_print_msg "... (${n} lines, last ${2:-60})"
+	tail -n "${2:-60}" "$1" | sed 's/^/#   /'
+}
+
+diagnostics() {	# after a failed step
+	local dev
+	for dev in srnic0 srnic1; do
+		rdma_dev_exists "$dev" || continue
+		ktap_print_msg "rdma statistic show link $dev/1:"
+		rdma statistic show link "$dev/1" 2>&1 | fold -w 100 | sed 's/^/#   /'
+	done
+	ktap_print_msg "rdma resource show qp:"
+	rdma resource show qp 2>&1 | head -n 20 | sed 's/^/#   /'
+	ktap_print_msg "new kernel log lines:"
+	dmesg | tail -n +$((DMESG_STEP + 1)) | tail -n 30 | sed 's/^/#   /'
+}
+
+# step DESC: whether to run it (SRNIC_RC_ONLY, an earlier failure).
+step() {
+	if [ -n "$SRNIC_RC_ONLY" ] && ! grep -Eq -- "$SRNIC_RC_ONLY" <<<"$1"; then
+		ktap_test_skip "$1" "not selected by SRNIC_RC_ONLY"
+		return 1
+	fi
+	if [ -n "$BROKEN" ] && [ "${SRNIC_RC_KEEP_GOING:-0}" != 1 ]; then
+		ktap_test_skip "$1" "RC traffic already failed ($BROKEN)"
+		return 1
+	fi
+	DMESG_STEP=$(dmesg | wc -l)
+	return 0
+}
+
+step_failed() {	# DESC
+	diagnostics
+	if [ -n "${KNOWN_FAILURE:-}" ]; then
+		ktap_test_xfail "$1" "$KNOWN_FAILURE"
+		return
+	fi
+	[ -n "$BROKEN" ] || BROKEN=$1
+	ktap_test_fail "$1"
+}
+
+# pair DESC SRV_NS CLI_NS: run SRV[@] in SRV_NS in the background; once it
+# listens on $PORT, CLI[@] in CLI_NS.  Passes if both exit 0 (4 from the
+# client: skip).  Shows the last lines of the client's output (its summary)
+# on success, both outputs on failure.
+pair() {
+	local desc=$1 sns=$2 cns=$3 so co spid crc=0 src=0 i
+	local tag=$KTAP_TESTNO-${SRV[0]##*/}
+	so=$LOGDIR/$tag.server.log co=$LOGDIR/$tag.client.log
+	step "$desc" || return 0
+
+	ip netns exec "$sns" timeout -k 5 $((T + 10)) "${SRV[@]}" >"$so" 2>&1 &
+	spid=$!
+	if ! wait_until 30 tcp_listening "$sns" "$PORT"; then
+		ktap_print_msg "server never listened on port $PORT: ${SRV[*]}"
+		kill "$spid" 2>/dev/null
+		wait "$spid" 2>/dev/null
+		show_file "$so"
+		step_failed "$desc"
+		PORT=$((PORT + 1))
+		return 0
+	fi
+	ip netns exec "$cns" timeout -k 20 "$T" "${CLI[@]}" >"$co" 2>&1 || crc=$?
+	# The server ends with the client (or soon after a failed one).
+	for ((i = 0; i < 150; i++)); do
+		kill -0 "$spid" 2>/dev/null || break
+		sleep 0.2
+	done
+	kill "$spid" 2>/dev/null
+	wait "$spid" || src=$?
+	PORT=$((PORT + 1))
+
+	if [ $crc -eq 0 ] && [ $src -eq 0 ]; then
+		show_file "$co" "${SHOW_LINES:-3}"
+		ktap_test_pass "$desc"
+	elif [ $crc -eq "$KSFT_SKIP" ]; then
+		show_file "$co" 5
+		ktap_test_skip "$desc" "$(grep -m1 SKIP "$co")"
+	else
+		ktap_print_msg "client exited $(rc_text $crc): ${CLI[*]}"
+		show_file "$co"
+		ktap_print_msg "server exited $(rc_text $src): ${SRV[*]}"
+		show_file "$so"
+		step_failed "$desc"
+	fi
+}
+
+# single DESC NS CMD...: one process (srnic_rc_test --loop).
+single() {
+	local desc=$1 ns=$2 out rc=0
+	shift 2
+	out=$LOGDIR/$KTAP_TESTNO-single.log
+	step "$desc" || return 0
+	ip netns exec "$ns" timeout -k 20 "$T" "$@" >"$out" 2>&1 || rc=$?
+	if [ $rc -eq 0 ]; then
+		show_file "$out" 2
+		ktap_test_pass "$desc"
+	elif [ $rc -eq "$KSFT_SKIP" ]; then
+		show_file "$out" 5
+		ktap_test_skip "$desc" "$(grep -m1 SKIP "$out")"
+	else
+		ktap_print_msg "exited $(rc_text $rc): $*"
+		show_file "$out"
+		step_failed "$desc"
+	fi
+}
+
+netem() {	# ARGS...: the same netem qdisc on both veth ends ("" removes)
+	ip -n "$NS_A" link show "$VETH_A" >/dev/null 2>&1 || return 1
+	tc -n "$NS_A" qdisc del dev "$VETH_A" root 2>/dev/null
+	tc -n "$NS_B" qdisc del dev "$VETH_B" root 2>/dev/null
+	[ $# -eq 0 ] && return 0
+	tc -n "$NS_A" qdisc add dev "$VETH_A" root netem "$@" &&
+		tc -n "$NS_B" qdisc add dev "$VETH_B" root netem "$@"
+}
+
+# --- set-up ------------------------------------------------------------------
+
+dmesg_mark
+ktap_test_result "insmod srnic.ko" srnic_load || srnic_bail "no module"
+defer srnic_unload
+srnic_two_hosts || ktap_skip_rest "cannot create namespaces/veth"
+modprobe sch_netem 2>/dev/null
+
+ktap_test_result "rdma link add srnic0 type srnic netdev $VETH_A (in $NS_A)" \
+	srnic_link_add "$NS_A" srnic0 "$VETH_A" || srnic_bail "no device"
+defer rdma link delete srnic0
+ktap_test_result "rdma link add srnic1 type srnic netdev $VETH_B (in $NS_B)" \
+	srnic_link_add "$NS_B" srnic1 "$VETH_B" || srnic_bail "no device"
+defer rdma link delete srnic1
+# Background servers still running hold the devices: stop them first.
+defer eval 'jobs -p | xargs -r kill'
+
+if GA=$(srnic_gid_wait srnic0 "$VETH_A_IP4") &&
+   GB=$(srnic_gid_wait srnic1 "$VETH_B_IP4"); then
+	ktap_test_pass "RoCEv2 GIDs: srnic0 $VETH_A_IP4 at $GA, srnic1 $VETH_B_IP4 at $GB"
+else
+	ktap_test_fail "RoCEv2 GIDs of $VETH_A_IP4 and $VETH_B_IP4"
+	srnic_bail "no GIDs"
+fi
+
+# --- ibv_rc_pingpong ---------------------------------------------------------
+
+pingpong() {	# DESC ARGS...: ibv_rc_pingpong -c between the namespaces
+	local desc=$1
+	shift
+	SRV=(ibv_rc_pingpong -c -d srnic1 -g "$GB" -p "$PORT" "$@")
+	CLI=(ibv_rc_pingpong -c -d srnic0 -g "$GA" -p "$PORT" "$@" "$VETH_B_IP4")
+	SHOW_LINES=2 pair "$desc" "$NS_B" "$NS_A"
+}
+
+pingpong "ibv_rc_pingpong (4 KiB x 1000, MTU 1024)"
+pingpong "ibv_rc_pingpong -s 1048576 -n 100" -s 1048576 -n 100
+ip -n "$NS_A" link set "$VETH_A" mtu 9000
+ip -n "$NS_B" link set "$VETH_B" mtu 9000
+ktap_print_msg "veth MTU 9000: active_mtu $(ibv_devinfo -d srnic0 | awk '$1 == "active_mtu:" { print $2 }')"
+pingpong "ibv_rc_pingpong -m 4096 (veth MTU 9000)" -m 4096
+pingpong "ibv_rc_pingpong -e (CQ events)" -e
+
+# --- perftest ----------------------------------------------------------------
+
+for t in "${PERFTESTS[@]}"; do
+	SRV=("$t" -F -n 200 -d srnic1 -x "$GB" -p "$PORT")
+	CLI=("$t" -F -n 200 -d srnic0 -x "$GA" -p "$PORT" "$VETH_B_IP4")
+	SHOW_LINES=2 pair "$t -n 200 between namespaces" "$NS_B" "$NS_A"
+done
+for t in "${PERFTESTS[@]}"; do
+	SRV=("$t" -F -n 200 -d srnic0 -x "$GA" -p "$PORT")
+	CLI=("$t" -F -n 200 -d srnic0 -x "$GA" -p "$PORT" "$VETH_A_IP4")
+	SHOW_LINES=2 pair "$t -n 200 on loopback (srnic0 to itself)" "$NS_A" "$NS_A"
+done
+
+# --- srnic_rc_test -----------------------------------------------------------
+
+rc_test() {	# DESC TEST ARGS...: srnic_rc_test between the namespaces
+	local desc=$1
+	shift
+	SRV=("$RC_TEST" -v --dev srnic1 --gid-index "$GB" --port "$PORT"
+	     --server "$@")
+	CLI=("$RC_TEST" -v --dev srnic0 --gid-index "$GA" --port "$PORT"
+	     --connect "$VETH_B_IP4" "$@")
+	SHOW_LINES=1 pair "$desc" "$NS_B" "$NS_A"
+}
+
+# The ordering contract under loss, reordering and jitter.  Timeout 12
+# (16 ms): a lost tail costs a retransmit timer, not 67 ms.
+NETEM_ORDER=(loss 1% reorder 5% delay 1ms 1ms)
+if netem "${NETEM_ORDER[@]}"; then
+	rc_test "order (write_imm_order) --gens $GENS, netem ${NETEM_ORDER[*]}" \
+		--gens "$GENS" --timeout 12 order
+else
+	ktap_test_fail "order (write_imm_order): cannot add netem ${NETEM_ORDER[*]}"
+fi
+netem
+single "order (write_imm_order) --gens $GENS on loopback" "$NS_A" \
+	"$RC_TEST" -v --dev srnic0 --gid-index "$GA" --loop --gens "$GENS" order
+
+# The ordering test must be able to fail: with debug_late_place srnic
+# places Write payload after the completions, and stale bytes must show.
+late_place() {
+	local out=$LOGDIR/$KTAP_TESTNO-late-place.log rc=0
+	step "order sees stale bytes with debug_late_place=1 (sensitivity)" ||
+		return 0
+	echo 1 > /sys/module/srnic/parameters/debug_late_place
+	ip netns exec "$NS_A" timeout -k 20 "$T" "$RC_TEST" -v --dev srnic0 \
+		--gid-index "$GA" --loop --gens 200 order >"$out" 2>&1 || rc=$?
+	echo 0 > /sys/module/srnic/parameters/debug_late_place
+	show_file "$out" 2
+	if [ $rc -eq 1 ] && grep -Eq 'stale_bytes [1-9]' "$out"; then
+		ktap_test_pass "order sees stale bytes with debug_late_place=1 (sensitivity)"
+	else
+		ktap_print_msg "expected exit 1 with stale bytes, got $(rc_text $rc)"
+		ktap_test_fail "order sees stale bytes with debug_late_place=1 (sensitivity)"
+	fi
+}
+late_place
+
+rc_test "integrity --bytes $BYTES, no netem" --bytes "$BYTES" integrity
+
+# Known failure (issue 4 stays open): under 2% loss a 1 MiB Send can run
+# out of retry_cnt while go-back-N recovers; reported, not hidden.
+NETEM_INTEG=(loss 2% duplicate 1%)
+if netem "${NETEM_INTEG[@]}"; then
+	KNOWN_FAILURE="go-back-N under 2% loss can exhaust retry_cnt (issue 4)" \
+	rc_test "integrity --bytes $BYTES, netem ${NETEM_INTEG[*]}" \
+		--bytes "$BYTES" --timeout 12 integrity
+else
+	ktap_test_fail "integrity: cannot add netem ${NETEM_INTEG[*]}"
+fi
+netem
+
+rc_test "retry: unresponsive peer -> RETRY_EXC_ERR" retry
+rc_test "rnr: rnr_retry 7 waits for the receive, 0 -> RNR_RETRY_EXC_ERR" rnr
+rc_test "access: bad rkey/bounds/rights -> REM_ACCESS_ERR, memory intact" \
+	access
+single "scribble --rounds $ROUNDS: garbage in a victim's send ring" "$NS_A" \
+	"$RC_TEST" -v --dev srnic0 --gid-index "$GA" --loop --rounds "$ROUNDS" \
+	scribble
+
+# --- teardown ----------------------------------------------------------------
+
+jobs -p | xargs -r kill 2>/dev/null
+wait 2>/dev/null
+splats=$(dmesg_splats)
+if [ -z "$splats" ]; then
+	ktap_test_pass "kernel log clean"
+else
+	ktap_print_msg "$splats"
+	ktap_test_fail "kernel log clean"
+fi
+ktap_test_result "rdma link delete srnic0 srnic1" \
+	eval 'timeout 60 rdma link delete srnic0 && timeout 60 rdma link delete srnic1'
+ktap_test_result "rmmod srnic" timeout 60 rmmod srnic
+ktap_finished

@@ -1,0 +1,2662 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * srnic_rc_test: RC data-path checks through plain libibverbs.
+ *
+ * Two processes joined by TCP (the server listens), or one process with
+ * both ends on one device (--loop: two threads joined by a socketpair):
+ *
+ *   srnic_rc_test [OPTIONS] --server SUBCOMMAND
+ *   srnic_rc_test [OPTIONS] --connect ADDR SUBCOMMAND
+ *   srnic_rc_test [OPTIONS] --loop SUBCOMMAND
+ *
+ * The client drives; the server takes the test parameters from the client.
+ * Subcommands (the client, or the --loop run, prints one summary line):
+ *
+ *   order      K RDMA Writes fill the server's buffer with generation byte
+ *              g, then a Write with Immediate carries g; on its CQE the
+ *              server checks that every byte is g, then acks with a Send.
+ *   integrity  per chunk: Write random data, Read it back and compare;
+ *              Send it and let the server checksum what it received.
+ *   retry      Write to a peer QP that was destroyed / moved to ERR:
+ *              expect IBV_WC_RETRY_EXC_ERR.
+ *   rnr        Send with no receive posted: rnr_retry 7 succeeds once the
+ *              receive is posted; rnr_retry 0 gives IBV_WC_RNR_RETRY_EXC_ERR.
+ *   access     Writes/Reads outside what an MR allows: expect
+ *              IBV_WC_REM_ACCESS_ERR and the target memory unchanged.
+ *   scribble   (--loop only) write garbage into a victim QP's send ring
+ *              (the rdma_rxe ABI ring, mmapped from the uverbs device) and
+ *              ring the doorbell; a healthy QP pair must keep working.
+ *
+ * Exit status: 0 pass, 1 fail, 4 skip (with the reason on stdout).
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <endian.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <infiniband/verbs.h>
+#include <rdma/rdma_user_rxe.h>
+
+#define EXIT_PASS	0
+#define EXIT_FAILED	1
+#define EXIT_SKIPPED	4
+
+#define HELLO_MAGIC	0x53524354u	/* "SRCT" */
+#define HELLO_VERSION	1
+#define MAX_MRS		4
+#define TOKEN		0x70696e67u
+#define CH_WAIT_MS	120000		/* how long a peer may stay silent */
+#define PEER_DONE_GRACE_S 5		/* see wait_cqe_ms() */
+
+enum test_id {
+	T_NONE,
+	T_ORDER,
+	T_INTEGRITY,
+	T_RETRY,
+	T_RNR,
+	T_ACCESS,
+	T_SCRIBBLE,
+	T_COUNT
+};
+
+static const char *const test_names[T_COUNT] = {
+	[T_ORDER] = "order", [T_INTEGRITY] = "integrity",
+	[T_RETRY] = "retry", [T_RNR] = "rnr", [T_ACCESS] = "access",
+	[T_SCRIBBLE] = "scribble",
+};
+
+/* Test parameters: the client's are sent to the server in the hello. */
+struct params {
+	__u32 test;
+	__u32 gens;		/* order */
+	__u32 writes;	/* order: K */
+	__u32 size;		/* order: bytes per write */
+	__u32 imm_len;	/* order: payload of the Write with Immediate */
+	__u64 bytes;		/* integrity */
+	__u32 chunk;		/* integrity */
+	__u32 rounds;	/* scribble */
+	__s32 timeout;	/* local ACK timeout exponent, -1: per test */
+	__s32 retry_cnt;	/* -1: per test */
+	__s32 min_rnr_timer;	/* -1: per test */
+	__u32 rnr_delay_ms;	/* rnr: when the receive is posted */
+	__u64 seed;
+};
+
+#define NPARAMS 13	/* fields of struct params on the wire */
+
+struct options {
+	const char *dev;
+	int gid_index;		/* -1: the first RoCEv2 IPv4 GID */
+	int mtu;		/* bytes; 0: the port's active MTU */
+	const char *port;
+	bool server, loop;
+	const char *connect;
+	int cq_wait_s;
+	const char *scribble_mode;
+	int verbose;
+	struct params p;
+};
+
+struct dev {
+	struct ibv_context *ctx;
+	struct ibv_device_attr attr;
+	__u8 port;
+	int gid_index;
+	union ibv_gid gid;
+	enum ibv_mtu mtu;
+};
+
+/* One side of a test: the client drives, the server follows. */
+struct role {
+	const char *name;
+	bool server;
+	bool quiet;		/* the --loop server: no summary line */
+	int fd;			/* the control channel to the peer */
+	struct dev *dev;
+	struct ibv_pd *pd;
+	struct params p;
+	int cq_wait_ms;
+	int verbose;
+};
+
+struct mr_desc {
+	__u64 addr;
+	__u32 rkey;
+	__u32 len;
+};
+
+struct peer_info {
+	__u32 qpn, psn;
+	union ibv_gid gid;
+	__u32 nmr;
+	struct mr_desc mr[MAX_MRS];
+};
+
+#define INFO_WORDS (5 + 3 * MAX_MRS)
+
+struct conn {
+	struct role *r;
+	struct ibv_comp_channel *chan;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+	__u32 psn;
+	bool armed;
+	bool shared_cq;		/* the CQ belongs to another conn */
+};
+
+struct qp_params {
+	__u8 timeout, retry_cnt, rnr_retry, min_rnr_timer;
+};
+
+static struct options opt = {
+	.gid_index = -1,
+	.port = "18515",
+	.cq_wait_s = 30,
+	.scribble_mode = "mixed",
+	.p = {
+		.gens = 10000, .writes = 4, .size = 16384, .imm_len = 0,
+		.bytes = 256ull << 20, .chunk = 1u << 20, .rounds = 1000,
+		.timeout = -1, .retry_cnt = -1, .min_rnr_timer = -1,
+		.rnr_delay_ms = 100,
+	},
+};
+
+static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* SIGTERM/SIGINT (e.g. from timeout(1)): stop, report what was done. */
+static int stop_flag;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	__atomic_store_n(&stop_flag, 1, __ATOMIC_RELAXED);
+}
+
+static bool stopped(void)
+{
+	return __atomic_load_n(&stop_flag, __ATOMIC_RELAXED);
+}
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* A diagnostic line: "# [role] text". */
+static void msg_line(struct role *r, const char *text)
+{
+	pthread_mutex_lock(&out_lock);
+	printf("# %s%s%s%s\n", r ? "[" : "", r ? r->name : "", r ? "] " : "",
+	       text);
+	fflush(stdout);
+	pthread_mutex_unlock(&out_lock);
+}
+
+/* msg(ROLE, FMT, ...): through snprintf, so the compiler checks FMT. */
+#define msg(r, ...)							\
+	do {								\
+		char __text[512];					\
+									\
+		snprintf(__text, sizeof(__text), __VA_ARGS__);		\
+		msg_line(r, __text);					\
+	} while (0)
+
+/* A summary line built piece by piece. */
+struct line {
+	char buf[1024];
+	size_t len;
+};
+
+#define line_add(l, ...)						\
+	do {								\
+		struct line *__l = (l);					\
+		size_t __room = sizeof(__l->buf) - __l->len;		\
+		int __n = snprintf(__l->buf + __l->len, __room,		\
+				   __VA_ARGS__);			\
+									\
+		if (__n > 0)						\
+			__l->len += (size_t)__n < __room ? (size_t)__n :	\
+				    __room - 1;				\
+	} while (0)
+
+static void line_print(struct line *l)
+{
+	pthread_mutex_lock(&out_lock);
+	puts(l->buf);
+	fflush(stdout);
+	pthread_mutex_unlock(&out_lock);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void sleep_ms(unsigned int ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/* --- pseudo-random data and checksums ------------------------------------ */
+
+static __u64 rnd_next(__u64 *s)
+{
+	__u64 x = *s;	/* xorshift64* */
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	*s = x;
+	return x * 0x2545f4914f6cdd1dull;
+}
+
+static __u64 rnd_seed(__u64 a, __u64 b)
+{
+	__u64 s = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull);
+
+	return s ? s : 1;
+}
+
+static void rnd_fill(void *buf, size_t len, __u64 seed)
+{
+	__u8 *p = buf;
+	__u64 s = seed ? seed : 1, v;
+
+	while (len >= 8) {
+		v = rnd_next(&s);
+		memcpy(p, &v, 8);
+		p += 8;
+		len -= 8;
+	}
+	v = rnd_next(&s);
+	memcpy(p, &v, len);
+}
+
+/* An order-sensitive 64-bit hash (multiply-xorshift per word). */
+static __u64 hash_update(__u64 h, const void *buf, size_t len)
+{
+	const __u8 *p = buf;
+	__u64 w;
+
+	h ^= len * 0xff51afd7ed558ccdull;
+	while (len >= 8) {
+		memcpy(&w, p, 8);
+		h = (h ^ w) * 0x100000001b3ull;
+		h ^= h >> 29;
+		p += 8;
+		len -= 8;
+	}
+	while (len--)
+		h = (h ^ *p++) * 0x100000001b3ull;
+	return h;
+}
+
+/* --- control channel ------------------------------------------------------ */
+
+static int ch_write(struct role *r, const void *buf, size_t len)
+{
+	const char *p = buf;
+	ssize_t n;
+
+	while (len) {
+		n = send(r->fd, p, len, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			msg(r, "control channel: send: %s", strerror(errno));
+			return -1;
+		}
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static int ch_read(struct role *r, void *buf, size_t len)
+{
+	struct pollfd pfd = { .fd = r->fd, .events = POLLIN };
+	char *p = buf;
+	ssize_t n;
+	int rc;
+
+	while (len) {
+		rc = poll(&pfd, 1, CH_WAIT_MS);
+		if (rc < 0 && errno == EINTR)
+			continue;
+		if (rc == 0) {
+			msg(r, "control channel: peer silent for %d s",
+			    CH_WAIT_MS / 1000);
+			return -1;
+		}
+		n = recv(r->fd, p, len, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			msg(r, "control channel: %s",
+			    n ? strerror(errno) : "peer closed (it failed?)");
+			return -1;
+		}
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static int ch_send_u64s(struct role *r, const __u64 *v, int n)
+{
+	__u64 w[32];
+	int i;
+
+	for (i = 0; i < n; i++)
+		w[i] = htobe64(v[i]);
+	return ch_write(r, w, n * sizeof(w[0]));
+}
+
+static int ch_recv_u64s(struct role *r, __u64 *v, int n)
+{
+	int i;
+
+	if (ch_read(r, v, n * sizeof(v[0])))
+		return -1;
+	for (i = 0; i < n; i++)
+		v[i] = be64toh(v[i]);
+	return 0;
+}
+
+static int ch_send_u64(struct role *r, __u64 v)
+{
+	return ch_send_u64s(r, &v, 1);
+}
+
+static int ch_recv_u64(struct role *r, __u64 *v)
+{
+	return ch_recv_u64s(r, v, 1);
+}
+
+/* Both sides reach this point before either goes on. */
+static int ch_sync(struct role *r)
+{
+	__u64 v;
+
+	if (ch_send_u64(r, TOKEN) || ch_recv_u64(r, &v))
+		return -1;
+	if (v != TOKEN) {
+		msg(r, "control channel: out of step (got %#llx)", v);
+		return -1;
+	}
+	return 0;
+}
+
+/* Swap N counters with the peer (the end-of-test report). */
+static int ch_swap(struct role *r, const __u64 *mine, __u64 *theirs,
+		   int n)
+{
+	if (ch_send_u64s(r, mine, n) || ch_recv_u64s(r, theirs, n))
+		return -1;
+	return 0;
+}
+
+static void params_to_wire(const struct params *p, __u64 *w)
+{
+	w[0] = p->test;
+	w[1] = p->gens;
+	w[2] = p->writes;
+	w[3] = p->size;
+	w[4] = p->imm_len;
+	w[5] = p->bytes;
+	w[6] = p->chunk;
+	w[7] = p->rounds;
+	w[8] = (__u32)p->timeout;
+	w[9] = (__u32)p->retry_cnt;
+	w[10] = (__u32)p->min_rnr_timer;
+	w[11] = p->rnr_delay_ms;
+	w[12] = p->seed;
+}
+
+static void params_from_wire(struct params *p, const __u64 *w)
+{
+	p->test = w[0];
+	p->gens = w[1];
+	p->writes = w[2];
+	p->size = w[3];
+	p->imm_len = w[4];
+	p->bytes = w[5];
+	p->chunk = w[6];
+	p->rounds = w[7];
+	p->timeout = (__s32)w[8];
+	p->retry_cnt = (__s32)w[9];
+	p->min_rnr_timer = (__s32)w[10];
+	p->rnr_delay_ms = w[11];
+	p->seed = w[12];
+}
+
+/* The client sends its parameters; the server adopts them. */
+static int hello(struct role *r)
+{
+	__u64 w[2 + NPARAMS];
+
+	if (!r->server) {
+		w[0] = HELLO_MAGIC;
+		w[1] = HELLO_VERSION;
+		params_to_wire(&r->p, w + 2);
+		return ch_send_u64s(r, w, 2 + NPARAMS);
+	}
+	if (ch_recv_u64s(r, w, 2 + NPARAMS))
+		return -1;
+	if (w[0] != HELLO_MAGIC || w[1] != HELLO_VERSION) {
+		msg(r, "peer is not srnic_rc_test version %d", HELLO_VERSION);
+		return -1;
+	}
+	if (w[2] != r->p.test) {
+		msg(r, "peer runs '%s', this side '%s'",
+		    w[2] < T_COUNT && test_names[w[2]] ? test_names[w[2]] : "?",
+		    test_names[r->p.test]);
+		return -1;
+	}
+	params_from_wire(&r->p, w + 2);
+	return 0;
+}
+
+/* Exchange QP number, PSN, GID and MRs. */
+static int exchange(struct role *r, const struct peer_info *mine,
+		    struct peer_info *theirs)
+{
+	__u64 w[INFO_WORDS];
+	__u32 i;
+
+	memset(w, 0, sizeof(w));
+	w[0] = mine->qpn;
+	w[1] = mine->psn;
+	w[2] = be64toh(mine->gid.global.subnet_prefix);
+	w[3] = be64toh(mine->gid.global.interface_id);
+	w[4] = mine->nmr;
+	for (i = 0; i < mine->nmr && i < MAX_MRS; i++) {
+		w[5 + 3 * i] = mine->mr[i].addr;
+		w[6 + 3 * i] = mine->mr[i].rkey;
+		w[7 + 3 * i] = mine->mr[i].len;
+	}
+	if (ch_swap(r, w, w, INFO_WORDS))
+		return -1;
+	memset(theirs, 0, sizeof(*theirs));
+	theirs->qpn = w[0];
+	theirs->psn = w[1];
+	theirs->gid.global.subnet_prefix = htobe64(w[2]);
+	theirs->gid.global.interface_id = htobe64(w[3]);
+	theirs->nmr = w[4] < MAX_MRS ? w[4] : MAX_MRS;
+	for (i = 0; i < theirs->nmr; i++) {
+		theirs->mr[i].addr = w[5 + 3 * i];
+		theirs->mr[i].rkey = w[6 + 3 * i];
+		theirs->mr[i].len = w[7 + 3 * i];
+	}
+	return 0;
+}
+
+/* --- device, QPs, work requests ------------------------------------------ */
+
+static const char *gid_str(const union ibv_gid *gid, char *buf, size_t len)
+{
+	if (!inet_ntop(AF_INET6, gid->raw, buf, len))
+		snprintf(buf, len, "?");
+	return buf;
+}
+
+static int pick_gid(struct dev *d, int want)
+{
+	struct ibv_port_attr pa;
+	struct ibv_gid_entry e;
+	int i, v6 = -1;
+	static const __u8 v4map[12] = { [10] = 0xff, [11] = 0xff };
+
+	if (ibv_query_port(d->ctx, d->port, &pa))
+		return -1;
+	if (want >= 0) {
+		if (ibv_query_gid(d->ctx, d->port, want, &d->gid))
+			return -1;
+		d->gid_index = want;
+		return 0;
+	}
+	for (i = 0; i < pa.gid_tbl_len; i++) {
+		if (ibv_query_gid_ex(d->ctx, d->port, i, &e, 0))
+			continue;
+		if (e.gid_type != IBV_GID_TYPE_ROCE_V2)
+			continue;
+		if (!memcmp(e.gid.raw, v4map, sizeof(v4map))) {
+			d->gid_index = i;
+			d->gid = e.gid;
+			return 0;
+		}
+		if (v6 < 0)
+			v6 = i;
+	}
+	if (v6 < 0)
+		return -1;
+	d->gid_index = v6;
+	return ibv_query_gid(d->ctx, d->port, v6, &d->gid);
+}
+
+static enum ibv_mtu mtu_enum(int bytes)
+{
+	enum ibv_mtu m;
+
+	for (m = IBV_MTU_256; m <= IBV_MTU_4096; m++)
+		if (bytes == 128 << m)
+			return m;
+	return 0;
+}
+
+/* 0 ok, 4 skip (no such device), 1 error */
+static int dev_open(struct dev *d, const struct options *o)
+{
+	struct ibv_device **list;
+	struct ibv_port_attr pa;
+	char g[INET6_ADDRSTRLEN];
+	int i, n;
+
+	memset(d, 0, sizeof(*d));
+	d->port = 1;
+	list = ibv_get_device_list(&n);
+	if (!list || !n) {
+		printf("%s: SKIP no RDMA device\n", test_names[o->p.test]);
+		return EXIT_SKIPPED;
+	}
+	for (i = 0; i < n && !d->ctx; i++)
+		if (!o->dev || !strcmp(ibv_get_device_name(list[i]), o->dev))
+			d->ctx = ibv_open_device(list[i]);
+	ibv_free_device_list(list);
+	if (!d->ctx) {
+		printf("%s: SKIP no RDMA device %s\n", test_names[o->p.test],
+		       o->dev ? o->dev : "");
+		return EXIT_SKIPPED;
+	}
+	if (ibv_query_device(d->ctx, &d->attr) ||
+	    ibv_query_port(d->ctx, d->port, &pa)) {
+		msg(NULL, "query device/port: %s", strerror(errno));
+		return EXIT_FAILED;
+	}
+	if (pa.state != IBV_PORT_ACTIVE)
+		msg(NULL, "warning: port %d is not ACTIVE (%d)", d->port,
+		    pa.state);
+	if (pick_gid(d, o->gid_index)) {
+		msg(NULL, "no usable GID%s on %s", o->gid_index >= 0 ?
+		    " at that index" : " (RoCE v2)",
+		    ibv_get_device_name(d->ctx->device));
+		return EXIT_FAILED;
+	}
+	d->mtu = o->mtu ? mtu_enum(o->mtu) : pa.active_mtu;
+	if (o->verbose)
+		msg(NULL, "%s port %d gid[%d] %s mtu %d",
+		    ibv_get_device_name(d->ctx->device), d->port,
+		    d->gid_index, gid_str(&d->gid, g, sizeof(g)),
+		    128 << d->mtu);
+	return 0;
+}
+
+static int qp_to_init(struct ibv_qp *qp, __u8 port)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT,
+		.pkey_index = 0,
+		.port_num = port,
+		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE |
+				   IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_REMOTE_ATOMIC,
+	};
+
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			     IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+}
+
+static void conn_destroy(struct conn *c)
+{
+	if (c->qp)
+		ibv_destroy_qp(c->qp);
+	if (c->cq && !c->shared_cq)
+		ibv_destroy_cq(c->cq);
+	if (c->chan && !c->shared_cq)
+		ibv_destroy_comp_channel(c->chan);
+	memset(c, 0, sizeof(*c));
+}
+
+/*
+ * An RC QP in INIT, with its own CQ and completion channel, or with those
+ * of @cq_from.
+ */
+static int conn_create_ex(struct conn *c, struct role *r, struct ibv_pd *pd,
+			  __u32 sq, __u32 rq,
+			  const struct conn *cq_from)
+{
+	struct ibv_qp_init_attr ia = {
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = sq, .max_recv_wr = rq,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+	};
+	__u64 s = rnd_seed((uintptr_t)c, now_s() * 1e9);
+
+	memset(c, 0, sizeof(*c));
+	c->r = r;
+	c->psn = rnd_next(&s) & 0xffffff;
+	if (cq_from) {
+		c->shared_cq = true;
+		c->chan = cq_from->chan;
+		c->cq = cq_from->cq;
+		goto create_qp;
+	}
+	c->chan = ibv_create_comp_channel(r->dev->ctx);
+	if (!c->chan) {
+		msg(r, "create_comp_channel: %s", strerror(errno));
+		goto out_destroy;
+	}
+	if (fcntl(c->chan->fd, F_SETFL,
+		  fcntl(c->chan->fd, F_GETFL) | O_NONBLOCK)) {
+		msg(r, "fcntl: %s", strerror(errno));
+		goto out_destroy;
+	}
+	c->cq = ibv_create_cq(r->dev->ctx, sq + rq + 1, NULL, c->chan, 0);
+	if (!c->cq) {
+		msg(r, "create_cq %u: %s", sq + rq + 1, strerror(errno));
+		goto out_destroy;
+	}
+create_qp:
+	ia.send_cq = c->cq;
+	ia.recv_cq = c->cq;
+	c->qp = ibv_create_qp(pd, &ia);
+	if (!c->qp) {
+		msg(r, "create_qp: %s", strerror(errno));
+		goto out_destroy;
+	}
+	if (qp_to_init(c->qp, r->dev->port)) {
+		msg(r, "modify_qp INIT: %s", strerror(errno));
+		goto out_destroy;
+	}
+	return 0;
+
+out_destroy:
+	conn_destroy(c);
+	return -1;
+}
+
+static int conn_create(struct conn *c, struct role *r, struct ibv_pd *pd,
+		       __u32 sq, __u32 rq)
+{
+	return conn_create_ex(c, r, pd, sq, rq, NULL);
+}
+
+static int conn_connect_qp(struct ibv_qp *qp, struct role *r, __u32 psn,
+			   const struct peer_info *pi,
+			   const struct qp_params *qpp)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTR,
+		.path_mtu = r->dev->mtu,
+		.dest_qp_num = pi->qpn,
+		.rq_psn = pi->psn,
+		.max_dest_rd_atomic = r->dev->attr.max_qp_rd_atom < 16 ?
+				      r->dev->attr.max_qp_rd_atom : 16,
+		.min_rnr_timer = qpp->min_rnr_timer,
+		.ah_attr = {
+			.is_global = 1,
+			.grh = { .dgid = pi->gid, .hop_limit = 64,
+				 .sgid_index = r->dev->gid_index },
+			.port_num = r->dev->port,
+		},
+	};
+
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)) {
+		msg(r, "modify_qp RTR: %s", strerror(errno));
+		return -1;
+	}
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = qpp->timeout;
+	a.retry_cnt = qpp->retry_cnt;
+	a.rnr_retry = qpp->rnr_retry;
+	a.sq_psn = psn;
+	a.max_rd_atomic = r->dev->attr.max_qp_init_rd_atom < 16 ?
+			  r->dev->attr.max_qp_init_rd_atom : 16;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
+			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+			  IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC)) {
+		msg(r, "modify_qp RTS: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static void local_info(struct conn *c, struct peer_info *pi)
+{
+	memset(pi, 0, sizeof(*pi));
+	pi->qpn = c->qp->qp_num;
+	pi->psn = c->psn;
+	pi->gid = c->r->dev->gid;
+}
+
+static void add_mr(struct peer_info *pi, struct ibv_mr *mr)
+{
+	if (pi->nmr < MAX_MRS) {
+		pi->mr[pi->nmr].addr = (uintptr_t)mr->addr;
+		pi->mr[pi->nmr].rkey = mr->rkey;
+		pi->mr[pi->nmr].len = mr->length;
+		pi->nmr++;
+	}
+}
+
+/* QP attributes: per-test defaults, overridden by the options. */
+static struct qp_params qp_params(const struct params *p, __u8 timeout,
+				  __u8 retry_cnt, __u8 rnr_retry,
+				  __u8 min_rnr_timer)
+{
+	struct qp_params q = { timeout, retry_cnt, rnr_retry, min_rnr_timer };
+
+	if (p->timeout >= 0)
+		q.timeout = p->timeout;
+	if (p->retry_cnt >= 0)
+		q.retry_cnt = p->retry_cnt;
+	if (p->min_rnr_timer >= 0)
+		q.min_rnr_timer = p->min_rnr_timer;
+	return q;
+}
+
+/* Exchange info (with the MRs in @pi) and bring the QP to RTS. */
+static int conn_setup(struct conn *c, struct peer_info *mine,
+		      struct peer_info *theirs, const struct qp_params *qpp)
+{
+	char g[INET6_ADDRSTRLEN];
+
+	mine->qpn = c->qp->qp_num;
+	mine->psn = c->psn;
+	mine->gid = c->r->dev->gid;
+	if (exchange(c->r, mine, theirs))
+		return -1;
+	if (c->r->verbose)
+		msg(c->r, "qpn %#x -> peer qpn %#x psn %#x gid %s", mine->qpn,
+		    theirs->qpn, theirs->psn,
+		    gid_str(&theirs->gid, g, sizeof(g)));
+	return conn_connect_qp(c->qp, c->r, c->psn, theirs, qpp);
+}
+
+static int post_recv(struct conn *c, __u64 wr_id, void *buf, __u32 len,
+		     __u32 lkey)
+{
+	struct ibv_sge sge = { (uintptr_t)buf, len, lkey };
+	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge,
+				  .num_sge = buf ? 1 : 0 }, *bad;
+	int rc = ibv_post_recv(c->qp, &wr, &bad);
+
+	if (rc)
+		msg(c->r, "%s: %s", __func__, strerror(rc));
+	return rc;
+}
+
+static void wr_init(struct ibv_send_wr *wr, struct ibv_sge *sge,
+		    enum ibv_wr_opcode op, __u64 wr_id, void *buf,
+		    __u32 len, __u32 lkey, __u64 raddr, __u32 rkey,
+		    unsigned int flags)
+{
+	memset(wr, 0, sizeof(*wr));
+	sge->addr = (uintptr_t)buf;
+	sge->length = len;
+	sge->lkey = lkey;
+	wr->wr_id = wr_id;
+	wr->opcode = op;
+	wr->sg_list = sge;
+	wr->num_sge = buf ? 1 : 0;
+	wr->send_flags = flags;
+	wr->wr.rdma.remote_addr = raddr;
+	wr->wr.rdma.rkey = rkey;
+}
+
+static int post_send1(struct conn *c, enum ibv_wr_opcode op, __u64 wr_id,
+		      void *buf, __u32 len, __u32 lkey, __u64 raddr,
+		      __u32 rkey, __u32 imm)
+{
+	struct ibv_send_wr wr, *bad;
+	struct ibv_sge sge;
+	int rc;
+
+	wr_init(&wr, &sge, op, wr_id, buf, len, lkey, raddr, rkey,
+		IBV_SEND_SIGNALED);
+	wr.imm_data = htonl(imm);
+	rc = ibv_post_send(c->qp, &wr, &bad);
+	if (rc)
+		msg(c->r, "post_send: %s", strerror(rc));
+	return rc;
+}
+
+/*
+ * One completion, waiting up to the role's CQ timeout on the completion
+ * channel.  Returns 0, or -1 on timeout or error.  While waiting, a closed
+ * control channel (the peer failed) ends the wait at once, a message from
+ * the peer (it is done, or gave up) within PEER_DONE_GRACE_S.
+ */
+static int wait_cqe_ms(struct conn *c, struct ibv_wc *wc, int ms)
+{
+	struct pollfd pfd[2] = {
+		{ .fd = c->chan->fd, .events = POLLIN },
+		{ .fd = c->r->fd, .events = POLLIN },
+	};
+	double end = now_s() + ms / 1000.0;
+	int n, nfds = c->r->fd >= 0 ? 2 : 1, left;
+	struct ibv_cq *ev_cq;
+	void *ev_ctx;
+	char b;
+
+	for (;;) {
+		n = ibv_poll_cq(c->cq, 1, wc);
+		if (n > 0)
+			return 0;
+		if (n < 0) {
+			msg(c->r, "poll_cq failed");
+			return -1;
+		}
+		if (!c->armed) {
+			if (ibv_req_notify_cq(c->cq, 0)) {
+				msg(c->r, "req_notify_cq failed");
+				return -1;
+			}
+			c->armed = true;
+			continue;	/* a CQE may have raced the arming */
+		}
+		left = (end - now_s()) * 1000;
+		if (left <= 0)
+			return -1;
+		if (stopped()) {
+			msg(c->r, "interrupted");
+			return -1;
+		}
+		n = poll(pfd, nfds, left);
+		if (n < 0 && errno != EINTR)
+			return -1;
+		if (nfds == 2 && (pfd[1].revents & (POLLIN | POLLHUP))) {
+			if (recv(c->r->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0) {
+				msg(c->r, "peer closed the control channel");
+				return -1;
+			}
+			/*
+			 * The peer went on to its report: either this CQE
+			 * is about to arrive, or the peer stopped early.
+			 */
+			nfds = 1;
+			if (end > now_s() + PEER_DONE_GRACE_S)
+				end = now_s() + PEER_DONE_GRACE_S;
+		}
+		if (pfd[0].revents & POLLIN &&
+		    !ibv_get_cq_event(c->chan, &ev_cq, &ev_ctx)) {
+			ibv_ack_cq_events(ev_cq, 1);
+			c->armed = false;
+		}
+	}
+}
+
+static int wait_cqe(struct conn *c, struct ibv_wc *wc)
+{
+	int rc = wait_cqe_ms(c, wc, c->r->cq_wait_ms);
+
+	if (rc && !stopped())
+		msg(c->r, "no completion within %d ms", c->r->cq_wait_ms);
+	return rc;
+}
+
+/* Wait for a successful completion of @wr_id; anything else fails. */
+static int expect_ok(struct conn *c, __u64 wr_id, const char *what)
+{
+	struct ibv_wc wc;
+
+	if (wait_cqe(c, &wc)) {
+		msg(c->r, "%s: no completion", what);
+		return -1;
+	}
+	if (wc.status != IBV_WC_SUCCESS || wc.wr_id != wr_id) {
+		msg(c->r, "%s: wr_id %#llx status %s (%d) vendor_err %#x",
+		    what, (unsigned long long)wc.wr_id,
+		    ibv_wc_status_str(wc.status), wc.status, wc.vendor_err);
+		return -1;
+	}
+	return 0;
+}
+
+static const char *qp_state_str(enum ibv_qp_state s)
+{
+	static const char *const n[] = {
+		[IBV_QPS_RESET] = "RESET", [IBV_QPS_INIT] = "INIT",
+		[IBV_QPS_RTR] = "RTR", [IBV_QPS_RTS] = "RTS",
+		[IBV_QPS_SQD] = "SQD", [IBV_QPS_SQE] = "SQE",
+		[IBV_QPS_ERR] = "ERR",
+	};
+
+	return s < ARRAY_SIZE(n) && n[s] ? n[s] : "?";
+}
+
+static int qp_state(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a;
+	struct ibv_qp_init_attr ia;
+
+	if (ibv_query_qp(qp, &a, IBV_QP_STATE, &ia))
+		return -1;
+	return a.qp_state;
+}
+
+static void *alloc_buf(size_t len, int fill)
+{
+	void *p;
+
+	len = (len + 4095) & ~(size_t)4095;
+	if (posix_memalign(&p, 4096, len ? len : 4096))
+		return NULL;
+	memset(p, fill, len);
+	return p;
+}
+
+static struct ibv_mr *reg(struct role *r, struct ibv_pd *pd, void *buf,
+			  size_t len, int access)
+{
+	struct ibv_mr *mr = ibv_reg_mr(pd, buf, len, access);
+
+	if (!mr)
+		msg(r, "reg_mr %zu bytes access %#x: %s", len, access,
+		    strerror(errno));
+	return mr;
+}
+
+/* The end-of-test verdict both sides agree on. */
+static int final_verdict(struct role *r, __u64 my_fail, __u64 *peer)
+{
+	if (ch_swap(r, &my_fail, peer, 1))
+		return EXIT_FAILED;
+	return my_fail || *peer ? EXIT_FAILED : EXIT_PASS;
+}
+
+/* --- order ---------------------------------------------------------------- */
+
+enum { WR_ACK = 1, WR_IMM, WR_WRITE, WR_RECV, WR_READ, WR_SEND, WR_PROBE };
+
+static inline __u8 gen_byte(__u32 g)
+{
+	return 1 + g % 251;
+}
+
+/* Bytes of buf[0..len) that are not @b. */
+static __u64 count_not(const __u8 *buf, size_t len, __u8 b, size_t *first)
+{
+	__u64 pat = 0x0101010101010101ull * b, w, n = 0;
+	size_t i = 0, j;
+
+	*first = len;
+	for (; i + 8 <= len; i += 8) {
+		memcpy(&w, buf + i, 8);
+		if (w == pat)
+			continue;
+		for (j = i; j < i + 8; j++)
+			if (buf[j] != b) {
+				if (*first == len)
+					*first = j;
+				n++;
+			}
+	}
+	for (; i < len; i++)
+		if (buf[i] != b) {
+			if (*first == len)
+				*first = i;
+			n++;
+		}
+	return n;
+}
+
+static int order_server(struct role *r)
+{
+	const struct params *p = &r->p;
+	size_t len = (size_t)p->writes * p->size, first;
+	__u64 stale = 0, bad_gens = 0, errors = 0, peer_fail, n;
+	struct qp_params qpp = qp_params(p, 14, 7, 7, 12);
+	struct peer_info mine = {}, theirs;
+	__u32 g, imm, acks_out = 0;
+	struct ibv_mr *mr = NULL;
+	struct ibv_wc wc;
+	struct conn c;
+	__u8 *buf;
+	int rc = EXIT_FAILED;
+
+	buf = alloc_buf(len, 0);
+	if (!buf || conn_create(&c, r, r->pd, 4, 4))
+		goto out_free;
+	mr = reg(r, r->pd, buf, len, IBV_ACCESS_LOCAL_WRITE |
+		 IBV_ACCESS_REMOTE_WRITE);
+	if (!mr || post_recv(&c, WR_RECV, NULL, 0, 0))
+		goto out_destroy;
+	add_mr(&mine, mr);
+	if (conn_setup(&c, &mine, &theirs, &qpp) || ch_sync(r))
+		goto out_destroy;
+
+	for (g = 1; g <= p->gens && !errors; ) {
+		if (wait_cqe(&c, &wc)) {
+			msg(r, "generation %u: no Write with Immediate", g);
+			errors++;
+			break;
+		}
+		if (wc.status != IBV_WC_SUCCESS) {
+			msg(r, "generation %u: %s CQE status %s (%d)", g,
+			    wc.wr_id == WR_ACK ? "ack send" : "recv",
+			    ibv_wc_status_str(wc.status), wc.status);
+			errors++;
+			break;
+		}
+		if (wc.wr_id == WR_ACK) {
+			acks_out--;
+			continue;
+		}
+		imm = ntohl(wc.imm_data);
+		if (wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM ||
+		    !(wc.wc_flags & IBV_WC_WITH_IMM) || imm != g ||
+		    wc.byte_len != p->imm_len) {
+			msg(r, "generation %u: CQE opcode %d flags %#x imm %u",
+			    g, wc.opcode, wc.wc_flags, imm);
+			msg(r, "byte_len %u; want RECV_RDMA_WITH_IMM imm %u len %u",
+			    wc.byte_len, g, p->imm_len);
+			errors++;
+			break;
+		}
+		n = count_not(buf, len, gen_byte(g), &first);
+		if (n) {
+			if (bad_gens < 10)
+				msg(r, "gen %u: %llu stale bytes, first at %zu: %#x, want %#x",
+				    g, n, first, buf[first], gen_byte(g));
+			stale += n;
+			bad_gens++;
+		}
+		if (post_recv(&c, WR_RECV, NULL, 0, 0) ||
+		    post_send1(&c, IBV_WR_SEND_WITH_IMM, WR_ACK, NULL, 0, 0,
+			       0, 0, g)) {
+			errors++;
+			break;
+		}
+		acks_out++;
+		g++;
+	}
+	while (acks_out && !errors) {
+		if (expect_ok(&c, WR_ACK, "ack send"))
+			errors++;
+		acks_out--;
+	}
+	{
+		__u64 mine_v[3] = { stale, bad_gens, errors }, peer_v[3];
+
+		if (ch_swap(r, mine_v, peer_v, 3))
+			goto out_destroy;
+	}
+	rc = final_verdict(r, stale || bad_gens || errors, &peer_fail);
+	if (!r->quiet)
+		printf("order(server): %s gens %u stale_bytes %llu bad_gens %llu errors %llu\n",
+		       rc ? "FAIL" : "PASS", g - 1, stale, bad_gens,
+		       errors);
+out_destroy:
+	conn_destroy(&c);
+	if (mr)
+		ibv_dereg_mr(mr);
+out_free:
+	free(buf);
+	return rc;
+}
+
+static int order_client(struct role *r)
+{
+	struct line sum = {};
+	const struct params *p = &r->p;
+	size_t len = (size_t)p->writes * p->size;
+	struct qp_params qpp = qp_params(p, 14, 7, 7, 12);
+	struct peer_info mine = {}, theirs;
+	struct ibv_send_wr *wrs = NULL, *bad;
+	struct ibv_sge *sges = NULL;
+	__u64 errors = 0, peer_fail, peer_v[3] = { 0, 0, 1 };
+	struct ibv_mr *mr = NULL;
+	bool got_imm, got_ack;
+	struct ibv_wc wc;
+	double t0, el = 0;
+	__u32 g, i;
+	struct conn c;
+	__u8 *buf;
+	int rc = EXIT_FAILED;
+
+	buf = alloc_buf(len, 0);
+	wrs = calloc(p->writes + 1, sizeof(*wrs));
+	sges = calloc(p->writes + 1, sizeof(*sges));
+	if (!buf || !wrs || !sges ||
+	    conn_create(&c, r, r->pd, p->writes + 2, 4))
+		goto out_free;
+	mr = reg(r, r->pd, buf, len, IBV_ACCESS_LOCAL_WRITE);
+	if (!mr || post_recv(&c, WR_ACK, NULL, 0, 0) ||
+	    conn_setup(&c, &mine, &theirs, &qpp))
+		goto out_destroy;
+	if (theirs.nmr < 1 || theirs.mr[0].len < len) {
+		msg(r, "peer buffer too small");
+		goto out_destroy;
+	}
+	if (ch_sync(r))
+		goto out_destroy;
+
+	t0 = now_s();
+	for (g = 1; g <= p->gens && !errors && !stopped(); g++) {
+		if (r->verbose && g % 1000 == 0)
+			msg(r, "generation %u, %.0f gens/s", g,
+			    g / (now_s() - t0));
+		memset(buf, gen_byte(g), len);
+		for (i = 0; i < p->writes; i++) {
+			wr_init(&wrs[i], &sges[i], IBV_WR_RDMA_WRITE,
+				WR_WRITE, buf + (size_t)i * p->size, p->size,
+				mr->lkey, theirs.mr[0].addr +
+				(size_t)i * p->size, theirs.mr[0].rkey, 0);
+			wrs[i].next = &wrs[i + 1];
+		}
+		wr_init(&wrs[i], &sges[i], IBV_WR_RDMA_WRITE_WITH_IMM, WR_IMM,
+			p->imm_len ? buf : NULL, p->imm_len, mr->lkey,
+			theirs.mr[0].addr, theirs.mr[0].rkey,
+			IBV_SEND_SIGNALED);
+		wrs[i].imm_data = htonl(g);
+		i = ibv_post_send(c.qp, wrs, &bad);
+		if (i) {
+			msg(r, "generation %u: post_send: %s", g, strerror(i));
+			errors++;
+			break;
+		}
+		got_imm = false;
+		got_ack = false;
+		while (!got_imm || !got_ack) {
+			if (wait_cqe(&c, &wc)) {
+				msg(r, "generation %u: waiting for the %s", g,
+				    got_imm ? "ack" : "Write completion");
+				errors++;
+				break;
+			}
+			if (wc.status != IBV_WC_SUCCESS) {
+				msg(r, "generation %u: wr_id %u status %s (%d)",
+				    g, (unsigned int)wc.wr_id,
+				    ibv_wc_status_str(wc.status), wc.status);
+				errors++;
+				break;
+			}
+			if (wc.wr_id == WR_IMM) {
+				got_imm = true;
+			} else if (wc.wr_id == WR_ACK) {
+				if (ntohl(wc.imm_data) != g) {
+					msg(r, "ack for %u, expected %u",
+					    ntohl(wc.imm_data), g);
+					errors++;
+					break;
+				}
+				got_ack = true;
+				if (post_recv(&c, WR_ACK, NULL, 0, 0)) {
+					errors++;
+					break;
+				}
+			}
+		}
+	}
+	el = now_s() - t0;
+	{
+		__u64 mine_v[3] = { 0, 0, errors };
+
+		if (ch_swap(r, mine_v, peer_v, 3))
+			goto out_destroy;
+	}
+	rc = final_verdict(r, errors || stopped(), &peer_fail);
+	line_add(&sum, "order: %s gens %u writes %u x %u B + imm %u B",
+		 stopped() ? "INTERRUPTED" : rc ? "FAIL" : "PASS", g - 1,
+		 p->writes, p->size, p->imm_len);
+	line_add(&sum, " stale_bytes %llu bad_gens %llu errors %llu/%llu",
+		 peer_v[0], peer_v[1], errors, peer_v[2]);
+	line_add(&sum, " elapsed %.2f s %.1f MB/s %.0f gens/s", el,
+		 el > 0 ? (g - 1) * (double)len / el / 1e6 : 0,
+		 el > 0 ? (g - 1) / el : 0);
+	line_print(&sum);
+out_destroy:
+	conn_destroy(&c);
+	if (mr)
+		ibv_dereg_mr(mr);
+out_free:
+	free(sges);
+	free(wrs);
+	free(buf);
+	return rc;
+}
+
+/* --- integrity ------------------------------------------------------------ */
+
+#define INTEG_RECVS 8
+
+static __u32 integ_chunk_len(const struct params *p, __u64 i)
+{
+	__u64 off = i * p->chunk;
+
+	return p->bytes - off < p->chunk ? p->bytes - off : p->chunk;
+}
+
+/* Sends vary in length to cover partial last packets. */
+static __u32 integ_send_len(const struct params *p, __u64 i)
+{
+	__u32 len = integ_chunk_len(p, i), cut = (i % 5) * 1237;
+
+	return len > cut ? len - cut : len;
+}
+
+static int integrity_server(struct role *r)
+{
+	const struct params *p = &r->p;
+	__u64 nchunks = (p->bytes + p->chunk - 1) / p->chunk, got = 0;
+	__u64 sum = 0, errors = 0, peer_v[3], peer_fail;
+	struct qp_params qpp = qp_params(p, 14, 7, 7, 12);
+	struct ibv_mr *mr = NULL, *rmr = NULL;
+	struct peer_info mine = {}, theirs;
+	__u8 *buf, *rbuf;
+	__u32 want;
+	struct ibv_wc wc;
+	struct conn c;
+	int i, rc = EXIT_FAILED;
+
+	buf = alloc_buf(p->chunk, 0);
+	rbuf = alloc_buf((size_t)p->chunk * INTEG_RECVS, 0);
+	if (!buf || !rbuf || conn_create(&c, r, r->pd, 4, INTEG_RECVS))
+		goto out_free;
+	mr = reg(r, r->pd, buf, p->chunk, IBV_ACCESS_LOCAL_WRITE |
+		 IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	rmr = reg(r, r->pd, rbuf, (size_t)p->chunk * INTEG_RECVS,
+		  IBV_ACCESS_LOCAL_WRITE);
+	if (!mr || !rmr)
+		goto out_destroy;
+	for (i = 0; i < INTEG_RECVS; i++)
+		if (post_recv(&c, i, rbuf + (size_t)i * p->chunk, p->chunk,
+			      rmr->lkey))
+			goto out_destroy;
+	add_mr(&mine, mr);
+	if (conn_setup(&c, &mine, &theirs, &qpp) || ch_sync(r))
+		goto out_destroy;
+
+	for (got = 0; got < nchunks; got++) {
+		if (wait_cqe(&c, &wc)) {
+			msg(r, "chunk %llu: no Send arrived", got);
+			errors++;
+			break;
+		}
+		want = integ_send_len(p, got);
+		if (wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_RECV ||
+		    wc.byte_len != want || wc.wr_id >= INTEG_RECVS) {
+			msg(r, "chunk %llu: recv status %s opcode %d byte_len %u (want %u)",
+			    got, ibv_wc_status_str(wc.status), wc.opcode,
+			    wc.byte_len, want);
+			errors++;
+			break;
+		}
+		i = wc.wr_id;
+		sum = hash_update(sum, rbuf + (size_t)i * p->chunk,
+				  wc.byte_len);
+		if (post_recv(&c, i, rbuf + (size_t)i * p->chunk, p->chunk,
+			      rmr->lkey)) {
+			errors++;
+			break;
+		}
+	}
+	{
+		__u64 mine_v[3] = { sum, got, errors };
+
+		if (ch_swap(r, mine_v, peer_v, 3))
+			goto out_destroy;
+	}
+	/* The client compares the checksums and reports the verdict. */
+	rc = final_verdict(r, errors, &peer_fail);
+	if (!r->quiet)
+		printf("integrity(server): %s sends %llu checksum %#llx errors %llu\n",
+		       rc ? "FAIL" : "PASS", got, sum, errors);
+out_destroy:
+	conn_destroy(&c);
+	if (mr)
+		ibv_dereg_mr(mr);
+	if (rmr)
+		ibv_dereg_mr(rmr);
+out_free:
+	free(rbuf);
+	free(buf);
+	return rc;
+}
+
+static int integrity_client(struct role *r)
+{
+	struct line out = {};
+	const struct params *p = &r->p;
+	__u64 nchunks = (p->bytes + p->chunk - 1) / p->chunk, i;
+	__u64 sum = 0, mism = 0, errors = 0, peer_v[3] = { 0 }, peer_fail;
+	struct qp_params qpp = qp_params(p, 14, 7, 7, 12);
+	struct ibv_mr *wmr = NULL, *rdmr = NULL;
+	struct peer_info mine = {}, theirs;
+	struct ibv_send_wr wr[2], *bad;
+	struct ibv_sge sge[2];
+	__u8 *wbuf, *rdbuf;
+	__u32 len, j;
+	double t0, el;
+	size_t first;
+	struct conn c;
+	int rc = EXIT_FAILED, e;
+
+	wbuf = alloc_buf(p->chunk, 0);
+	rdbuf = alloc_buf(p->chunk, 0);
+	if (!wbuf || !rdbuf || conn_create(&c, r, r->pd, 4, 1))
+		goto out_free;
+	wmr = reg(r, r->pd, wbuf, p->chunk, IBV_ACCESS_LOCAL_WRITE);
+	rdmr = reg(r, r->pd, rdbuf, p->chunk, IBV_ACCESS_LOCAL_WRITE);
+	if (!wmr || !rdmr || conn_setup(&c, &mine, &theirs, &qpp))
+		goto out_destroy;
+	if (theirs.nmr < 1 || theirs.mr[0].len < p->chunk) {
+		msg(r, "peer buffer too small");
+		goto out_destroy;
+	}
+	if (ch_sync(r))
+		goto out_destroy;
+
+	t0 = now_s();
+	for (i = 0; i < nchunks && !errors && !stopped(); i++) {
+		if (r->verbose && i && i % 64 == 0)
+			msg(r, "chunk %llu, %.1f MB/s", i,
+			    3.0 * i * p->chunk / (now_s() - t0) / 1e6);
+		len = integ_chunk_len(p, i);
+		rnd_fill(wbuf, len, rnd_seed(p->seed, i));
+		memset(rdbuf, 0xa5 ^ (__u8)i, len);
+		wr_init(&wr[0], &sge[0], IBV_WR_RDMA_WRITE, WR_WRITE, wbuf,
+			len, wmr->lkey, theirs.mr[0].addr, theirs.mr[0].rkey,
+			0);
+		wr_init(&wr[1], &sge[1], IBV_WR_RDMA_READ, WR_READ, rdbuf,
+			len, rdmr->lkey, theirs.mr[0].addr, theirs.mr[0].rkey,
+			IBV_SEND_SIGNALED);
+		wr[0].next = &wr[1];
+		e = ibv_post_send(c.qp, wr, &bad);
+		if (e) {
+			msg(r, "chunk %llu: post_send: %s", i,
+			    strerror(e));
+			errors++;
+			break;
+		}
+		if (expect_ok(&c, WR_READ, "Write+Read")) {
+			msg(r, "chunk %llu (offset %llu)", i,
+			    i * p->chunk);
+			errors++;
+			break;
+		}
+		if (memcmp(wbuf, rdbuf, len)) {
+			__u64 n = 0;
+
+			first = len;
+			for (j = 0; j < len; j++)
+				if (wbuf[j] != rdbuf[j]) {
+					if (first == len)
+						first = j;
+					n++;
+				}
+			if (mism == 0 || n)
+				msg(r, "chunk %llu: %llu bytes read wrong, first %zu: %#x != %#x",
+				    i, n, first, rdbuf[first], wbuf[first]);
+			mism += n;
+		}
+		len = integ_send_len(p, i);
+		sum = hash_update(sum, wbuf, len);
+		if (post_send1(&c, IBV_WR_SEND, WR_SEND, wbuf, len, wmr->lkey,
+			       0, 0, 0) ||
+		    expect_ok(&c, WR_SEND, "Send")) {
+			msg(r, "chunk %llu (Send of %u bytes)", i, len);
+			errors++;
+			break;
+		}
+	}
+	el = now_s() - t0;
+	{
+		__u64 mine_v[3] = { sum, i, errors };
+
+		if (ch_swap(r, mine_v, peer_v, 3))
+			goto out_destroy;
+	}
+	if (!errors && peer_v[0] != sum) {
+		msg(r, "checksum of the Sends: sent %#llx, peer got %#llx",
+		    sum, peer_v[0]);
+		errors++;
+	}
+	rc = final_verdict(r, errors || mism || stopped(), &peer_fail);
+	line_add(&out, "integrity: %s bytes %llu chunk %u chunks %llu",
+		 stopped() ? "INTERRUPTED" : rc ? "FAIL" : "PASS", p->bytes,
+		 p->chunk, i);
+	line_add(&out, " mismatches %llu checksum %s (%#llx) errors %llu/%llu",
+		 mism, peer_v[0] == sum ? "ok" : "MISMATCH", sum, errors,
+		 peer_v[2]);
+	line_add(&out, " elapsed %.2f s %.1f MB/s (write+read+send)", el,
+		 el > 0 ? 3.0 * (double)i * p->chunk / el / 1e6 : 0);
+	line_print(&out);
+out_destroy:
+	conn_destroy(&c);
+	if (wmr)
+		ibv_dereg_mr(wmr);
+	if (rdmr)
+		ibv_dereg_mr(rdmr);
+out_free:
+	free(rdbuf);
+	free(wbuf);
+	return rc;
+}
+
+/* --- retry ---------------------------------------------------------------- */
+
+enum { RETRY_DESTROYED, RETRY_ERR_STATE, RETRY_CASES };
+
+static const char *const retry_case_names[RETRY_CASES] = {
+	"peer QP destroyed", "peer QP in ERR",
+};
+
+static int retry_server(struct role *r)
+{
+	struct qp_params qpp = qp_params(&r->p, 14, 7, 7, 12);
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
+	struct peer_info mine, theirs;
+	__u64 v, peer_fail, fail = 0;
+	struct ibv_mr *mr = NULL;
+	__u8 *buf;
+	struct conn c;
+	int k, rc = EXIT_FAILED;
+
+	buf = alloc_buf(4096, 0x5a);
+	if (!buf)
+		return rc;
+	mr = reg(r, r->pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE |
+		 IBV_ACCESS_REMOTE_WRITE);
+	if (!mr)
+		goto out_free;
+	for (k = 0; k < RETRY_CASES; k++) {
+		if (conn_create(&c, r, r->pd, 4, 4))
+			goto out_free;
+		memset(&mine, 0, sizeof(mine));
+		add_mr(&mine, mr);
+		if (conn_setup(&c, &mine, &theirs, &qpp) || ch_sync(r)) {
+			conn_destroy(&c);
+			goto out_free;
+		}
+		if (k == RETRY_DESTROYED) {
+			ibv_destroy_qp(c.qp);
+			c.qp = NULL;
+		} else if (ibv_modify_qp(c.qp, &a, IBV_QP_STATE)) {
+			msg(r, "modify_qp ERR: %s", strerror(errno));
+			fail++;
+		}
+		/* tell the client the peer QP is gone; wait for its result */
+		if (ch_sync(r) || ch_recv_u64(r, &v)) {
+			conn_destroy(&c);
+			goto out_free;
+		}
+		conn_destroy(&c);
+	}
+	rc = final_verdict(r, fail, &peer_fail);
+out_free:
+	if (mr)
+		ibv_dereg_mr(mr);
+	free(buf);
+	return rc;
+}
+
+static int retry_client(struct role *r)
+{
+	struct qp_params qpp = qp_params(&r->p, 10, 1, 7, 12);
+	struct peer_info mine, theirs;
+	__u64 peer_fail, fail = 0;
+	struct ibv_mr *mr = NULL;
+	char res[RETRY_CASES][160];
+	struct ibv_wc wc;
+	__u8 *buf;
+	double t0, ms;
+	struct conn c;
+	int k, st, rc = EXIT_FAILED;
+
+	buf = alloc_buf(4096, 0x11);
+	if (!buf)
+		return rc;
+	mr = reg(r, r->pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE);
+	if (!mr)
+		goto out_free;
+	for (k = 0; k < RETRY_CASES; k++) {
+		if (conn_create(&c, r, r->pd, 4, 4))
+			goto out_free;
+		memset(&mine, 0, sizeof(mine));
+		if (conn_setup(&c, &mine, &theirs, &qpp) || ch_sync(r) ||
+		    ch_sync(r)) {
+			conn_destroy(&c);
+			goto out_free;
+		}
+		t0 = now_s();
+		if (post_send1(&c, IBV_WR_RDMA_WRITE, WR_WRITE, buf, 64,
+			       mr->lkey, theirs.mr[0].addr, theirs.mr[0].rkey,
+			       0)) {
+			conn_destroy(&c);
+			goto out_free;
+		}
+		if (wait_cqe(&c, &wc)) {
+			snprintf(res[k], sizeof(res[k]),
+				 "%s: no completion in %d ms",
+				 retry_case_names[k], r->cq_wait_ms);
+			fail++;
+		} else {
+			ms = (now_s() - t0) * 1000;
+			st = qp_state(c.qp);
+			snprintf(res[k], sizeof(res[k]),
+				 "%s: %s after %.0f ms, QP %s",
+				 retry_case_names[k],
+				 ibv_wc_status_str(wc.status), ms,
+				 qp_state_str(st));
+			if (wc.status != IBV_WC_RETRY_EXC_ERR ||
+			    st != IBV_QPS_ERR)
+				fail++;
+		}
+		msg(r, "%s", res[k]);
+		if (ch_send_u64(r, fail)) {
+			conn_destroy(&c);
+			goto out_free;
+		}
+		conn_destroy(&c);
+	}
+	rc = final_verdict(r, fail, &peer_fail);
+	printf("retry: %s timeout %u retry_cnt %u; %s; %s\n",
+	       rc ? "FAIL" : "PASS", qpp.timeout, qpp.retry_cnt, res[0],
+	       res[1]);
+out_free:
+	if (mr)
+		ibv_dereg_mr(mr);
+	free(buf);
+	return rc;
+}
+
+/* --- rnr ------------------------------------------------------------------ */
+
+#define RNR_LEN 4096
+
+static int rnr_server(struct role *r)
+{
+	struct qp_params qpp = qp_params(&r->p, 14, 7, 7, 1);
+	struct peer_info mine, theirs;
+	__u64 v, peer_fail, fail = 0;
+	struct ibv_mr *mr = NULL;
+	size_t first;
+	__u8 *buf;
+	struct conn c;
+	int k, rc = EXIT_FAILED;
+
+	buf = alloc_buf(RNR_LEN, 0);
+	if (!buf)
+		return rc;
+	mr = reg(r, r->pd, buf, RNR_LEN, IBV_ACCESS_LOCAL_WRITE);
+	if (!mr)
+		goto out_free;
+	for (k = 0; k < 2; k++) {
+		if (conn_create(&c, r, r->pd, 4, 4))
+			goto out_free;
+		memset(&mine, 0, sizeof(mine));
+		if (conn_setup(&c, &mine, &theirs, &qpp) || ch_sync(r) ||
+		    ch_recv_u64(r, &v)) {	/* the Send is posted */
+			conn_destroy(&c);
+			goto out_free;
+		}
+		if (k == 0) {
+			sleep_ms(r->p.rnr_delay_ms);
+			memset(buf, 0, RNR_LEN);
+			if (post_recv(&c, WR_RECV, buf, RNR_LEN, mr->lkey) ||
+			    expect_ok(&c, WR_RECV, "recv after RNR")) {
+				fail++;
+			} else if (count_not(buf, RNR_LEN, 0x3c, &first)) {
+				msg(r, "received data wrong at %zu", first);
+				fail++;
+			}
+		}
+		/* the client's verdict on this case */
+		if (ch_send_u64(r, fail) || ch_recv_u64(r, &v)) {
+			conn_destroy(&c);
+			goto out_free;
+		}
+		conn_destroy(&c);
+	}
+	rc = final_verdict(r, fail, &peer_fail);
+out_free:
+	if (mr)
+		ibv_dereg_mr(mr);
+	free(buf);
+	return rc;
+}
+
+static int rnr_client(struct role *r)
+{
+	struct peer_info mine, theirs;
+	__u64 v, peer_fail, fail = 0;
+	struct ibv_mr *mr = NULL;
+	char res[2][160];
+	struct qp_params qpp;
+	struct ibv_wc wc;
+	double t0, ms;
+	__u8 *buf;
+	struct conn c;
+	int k, rc = EXIT_FAILED;
+
+	buf = alloc_buf(RNR_LEN, 0x3c);
+	if (!buf)
+		return rc;
+	mr = reg(r, r->pd, buf, RNR_LEN, IBV_ACCESS_LOCAL_WRITE);
+	if (!mr)
+		goto out_free;
+	for (k = 0; k < 2; k++) {
+		/* (a) rnr_retry 7 = retry forever, (b) 0 = never */
+		qpp = qp_params(&r->p, 14, 7, k == 0 ? 7 : 0, 1);
+		if (conn_create(&c, r, r->pd, 4, 4))
+			goto out_free;
+		memset(&mine, 0, sizeof(mine));
+		if (conn_setup(&c, &mine, &theirs, &qpp) || ch_sync(r)) {
+			conn_destroy(&c);
+			goto out_free;
+		}
+		t0 = now_s();
+		if (post_send1(&c, IBV_WR_SEND, WR_SEND, buf, RNR_LEN,
+			       mr->lkey, 0, 0, 0) || ch_send_u64(r, 1)) {
+			conn_destroy(&c);
+			goto out_free;
+		}
+		if (wait_cqe(&c, &wc)) {
+			snprintf(res[k], sizeof(res[k]),
+				 "rnr_retry %u: no completion", qpp.rnr_retry);
+			fail++;
+		} else {
+			ms = (now_s() - t0) * 1000;
+			snprintf(res[k], sizeof(res[k]),
+				 "rnr_retry %u: %s after %.0f ms",
+				 qpp.rnr_retry, ibv_wc_status_str(wc.status),
+				 ms);
+			if (k == 0 && (wc.status != IBV_WC_SUCCESS ||
+				       ms < r->p.rnr_delay_ms * 0.9))
+				fail++;
+			if (k == 1 && wc.status != IBV_WC_RNR_RETRY_EXC_ERR)
+				fail++;
+		}
+		msg(r, "%s", res[k]);
+		if (ch_recv_u64(r, &v) || ch_send_u64(r, fail)) {
+			conn_destroy(&c);
+			goto out_free;
+		}
+		fail += v;
+		conn_destroy(&c);
+	}
+	rc = final_verdict(r, fail, &peer_fail);
+	printf("rnr: %s (a) %s (receive posted after %u ms); (b) %s\n",
+	       rc ? "FAIL" : "PASS", res[0], r->p.rnr_delay_ms, res[1]);
+out_free:
+	if (mr)
+		ibv_dereg_mr(mr);
+	free(buf);
+	return rc;
+}
+
+/* --- access --------------------------------------------------------------- */
+
+#define ACC_LEN 4096
+
+enum { MR_RW, MR_RO, MR_WO, MR_N };	/* the server's three target MRs */
+
+struct access_case {
+	const char *name;
+	enum ibv_wr_opcode op;
+	int mr;
+	__s64 off;		/* from the MR's start */
+	__u32 len;
+	bool bad_rkey;
+	bool ok;		/* a control case that must succeed */
+};
+
+static const struct access_case access_cases[] = {
+	{ "control: Write inside the MR", IBV_WR_RDMA_WRITE, MR_RW, 128, 64,
+	  false, true },
+	{ "Write with a wrong rkey", IBV_WR_RDMA_WRITE, MR_RW, 0, 64, true,
+	  false },
+	{ "Write 1 byte past the MR end", IBV_WR_RDMA_WRITE, MR_RW, ACC_LEN,
+	  1, false, false },
+	{ "Write straddling the MR end", IBV_WR_RDMA_WRITE, MR_RW,
+	  ACC_LEN - 8, 16, false, false },
+	{ "Write 1 byte before the MR start", IBV_WR_RDMA_WRITE, MR_RW, -1,
+	  1, false, false },
+	{ "Write to an MR without REMOTE_WRITE", IBV_WR_RDMA_WRITE, MR_RO,
+	  0, 64, false, false },
+	{ "Read from an MR without REMOTE_READ", IBV_WR_RDMA_READ, MR_WO, 0,
+	  64, false, false },
+	{ "control: Read inside the MR", IBV_WR_RDMA_READ, MR_RO, 256, 64,
+	  false, true },
+};
+
+#define ACCESS_NCASES ARRAY_SIZE(access_cases)
+
+static __u8 acc_pattern(int mr, size_t i)
+{
+	return (__u8)(0x40 + 17 * mr + i * 7);
+}
+
+static int access_server(struct role *r)
+{
+	struct qp_params qpp = qp_params(&r->p, 14, 7, 7, 12);
+	static const int acc[MR_N] = {
+		[MR_RW] = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			  IBV_ACCESS_REMOTE_READ,
+		[MR_RO] = IBV_ACCESS_REMOTE_READ,
+		[MR_WO] = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE,
+	};
+	__u8 *buf[MR_N] = {}, *want[MR_N] = {};
+	struct ibv_mr *mr[MR_N] = {};
+	struct peer_info mine, theirs;
+	__u64 v, bad, fail = 0, peer_fail;
+	const struct access_case *ac;
+	size_t i, first = 0;
+	struct conn c;
+	int m, rc = EXIT_FAILED;
+	unsigned int k;
+
+	/* one spare page each side, so no MR borders another */
+	for (m = 0; m < MR_N; m++) {
+		buf[m] = alloc_buf(3 * ACC_LEN, 0xee);
+		want[m] = alloc_buf(ACC_LEN, 0);
+		if (!buf[m] || !want[m])
+			goto out_free;
+		for (i = 0; i < ACC_LEN; i++)
+			want[m][i] = acc_pattern(m, i);
+		memcpy(buf[m] + ACC_LEN, want[m], ACC_LEN);
+		mr[m] = reg(r, r->pd, buf[m] + ACC_LEN, ACC_LEN, acc[m]);
+		if (!mr[m])
+			goto out_free;
+	}
+	for (k = 0; k < ACCESS_NCASES; k++) {
+		ac = &access_cases[k];
+		if (conn_create(&c, r, r->pd, 4, 4))
+			goto out_free;
+		memset(&mine, 0, sizeof(mine));
+		for (m = 0; m < MR_N; m++)
+			add_mr(&mine, mr[m]);
+		if (conn_setup(&c, &mine, &theirs, &qpp) || ch_sync(r) ||
+		    ch_recv_u64(r, &v)) {	/* the client's completion */
+			conn_destroy(&c);
+			goto out_free;
+		}
+		if (ac->ok && ac->op == IBV_WR_RDMA_WRITE)
+			for (i = 0; i < ac->len; i++)	/* what it wrote */
+				want[ac->mr][ac->off + i] =
+					(__u8)(0xc0 + k + i);
+		bad = 0;
+		for (m = 0; m < MR_N; m++) {
+			for (i = 0; i < 3 * ACC_LEN; i++) {
+				__u8 w = i < ACC_LEN || i >= 2 * ACC_LEN ?
+					0xee : want[m][i - ACC_LEN];
+
+				if (buf[m][i] != w) {
+					if (!bad)
+						first = i;
+					bad++;
+				}
+			}
+			if (bad) {
+				msg(r, "%s: MR %d: %llu bytes changed, first at %zd",
+				    ac->name, m, bad, (ssize_t)first - ACC_LEN);
+				fail++;
+				/* start the next case from what is there */
+				memcpy(want[m], buf[m] + ACC_LEN, ACC_LEN);
+				bad = 0;
+			}
+		}
+		if (ch_send_u64(r, fail)) {
+			conn_destroy(&c);
+			goto out_free;
+		}
+		conn_destroy(&c);
+	}
+	rc = final_verdict(r, fail, &peer_fail);
+out_free:
+	for (m = 0; m < MR_N; m++) {
+		if (mr[m])
+			ibv_dereg_mr(mr[m]);
+		free(buf[m]);
+		free(want[m]);
+	}
+	return rc;
+}
+
+static int access_client(struct role *r)
+{
+	struct qp_params qpp = qp_params(&r->p, 14, 7, 7, 12);
+	struct peer_info mine, theirs;
+	const struct access_case *ac;
+	__u64 v, fail = 0, mem_fail = 0, peer_fail, raddr;
+	enum ibv_wc_status want;
+	struct ibv_mr *mr = NULL;
+	char line[1024] = "";
+	struct ibv_wc wc;
+	unsigned int k;
+	size_t i, off = 0;
+	__u32 rkey;
+	__u8 *buf;
+	struct conn c;
+	int rc = EXIT_FAILED, ok;
+
+	buf = alloc_buf(ACC_LEN, 0);
+	if (!buf)
+		return rc;
+	mr = reg(r, r->pd, buf, ACC_LEN, IBV_ACCESS_LOCAL_WRITE);
+	if (!mr)
+		goto out_free;
+	for (k = 0; k < ACCESS_NCASES; k++) {
+		ac = &access_cases[k];
+		want = ac->ok ? IBV_WC_SUCCESS : IBV_WC_REM_ACCESS_ERR;
+		for (i = 0; i < ACC_LEN; i++)
+			buf[i] = (__u8)(0xc0 + k + i);
+		if (conn_create(&c, r, r->pd, 4, 4))
+			goto out_free;
+		memset(&mine, 0, sizeof(mine));
+		if (conn_setup(&c, &mine, &theirs, &qpp) || ch_sync(r)) {
+			conn_destroy(&c);
+			goto out_free;
+		}
+		if (theirs.nmr != MR_N) {
+			msg(r, "peer exposes %u MRs, want %d", theirs.nmr,
+			    MR_N);
+			conn_destroy(&c);
+			goto out_free;
+		}
+		raddr = theirs.mr[ac->mr].addr + ac->off;
+		rkey = theirs.mr[ac->mr].rkey;
+		if (ac->bad_rkey)
+			rkey ^= 0x00ff0000;
+		if (post_send1(&c, ac->op, WR_PROBE, buf, ac->len, mr->lkey,
+			       raddr, rkey, 0)) {
+			conn_destroy(&c);
+			goto out_free;
+		}
+		if (wait_cqe(&c, &wc)) {
+			wc.status = -1;
+			ok = 0;
+		} else {
+			ok = wc.status == want;
+		}
+		if (ok && ac->ok && ac->op == IBV_WR_RDMA_READ)
+			for (i = 0; i < ac->len; i++)
+				if (buf[i] != acc_pattern(ac->mr, ac->off + i))
+					ok = 0;
+		if (ch_send_u64(r, wc.status) || ch_recv_u64(r, &v)) {
+			conn_destroy(&c);
+			goto out_free;
+		}
+		msg(r, "%-40s -> %s%s%s", ac->name,
+		    (int)wc.status < 0 ? "no completion" :
+		    ibv_wc_status_str(wc.status),
+		    ok ? "" : " (WRONG)",
+		    v > mem_fail ? ", target memory CHANGED" : "");
+		if (!ok) {
+			fail++;
+			off += snprintf(line + off, sizeof(line) - off,
+					"%s[%u] %s", off ? ", " : "", k,
+					(int)wc.status < 0 ? "none" :
+					ibv_wc_status_str(wc.status));
+			if (off >= sizeof(line))
+				off = sizeof(line) - 1;
+		}
+		mem_fail = v;
+		conn_destroy(&c);
+	}
+	rc = final_verdict(r, fail, &peer_fail);
+	printf("access: %s cases %zu wrong_status %llu memory_changed %llu%s%s\n",
+	       rc ? "FAIL" : "PASS", ACCESS_NCASES, fail, mem_fail,
+	       off ? " wrong: " : "", line);
+out_free:
+	if (mr)
+		ibv_dereg_mr(mr);
+	free(buf);
+	return rc;
+}
+
+/* --- scribble ------------------------------------------------------------- */
+
+struct range {
+	uintptr_t start, end;
+};
+
+/* The mappings of the uverbs device: the rings of the rxe ABI. */
+static int uverbs_maps(struct range *out, int max)
+{
+	char line[512], path[256];
+	unsigned long s, e;
+	FILE *f = fopen("/proc/self/maps", "r");
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f) && n < max) {
+		path[0] = 0;
+		if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %255s", &s, &e,
+			   path) < 2)
+			continue;
+		if (strstr(path, "/infiniband/uverbs")) {
+			out[n].start = s;
+			out[n].end = e;
+			n++;
+		}
+	}
+	fclose(f);
+	return n;
+}
+
+/* A plausible rxe_queue_buf header for a mapping of @len bytes. */
+static bool ring_plausible(const struct rxe_queue_buf *q, size_t len)
+{
+	__u64 slots = (__u64)q->index_mask + 1;
+
+	if (len < sizeof(*q) || q->log2_elem_size < 4 ||
+	    q->log2_elem_size > 16 || slots & (slots - 1) || slots > 1 << 20)
+		return false;
+	return sizeof(*q) + (slots << q->log2_elem_size) <= len &&
+	       q->producer_index <= q->index_mask &&
+	       q->consumer_index <= q->index_mask;
+}
+
+static void *ring_slot(struct rxe_queue_buf *q, __u32 idx)
+{
+	return q->data + ((size_t)(idx & q->index_mask) << q->log2_elem_size);
+}
+
+struct scribble {
+	struct role *r;
+	struct ibv_pd *vpd;		/* victim PD: nothing else lives in it */
+	__u8 *vbuf;
+	struct ibv_mr *vmr;
+	struct conn vhold;		/* owns the victim's CQ */
+	struct conn va, vb;		/* victim and its peer */
+	struct rxe_queue_buf *sq;
+	struct conn ha, hb;		/* the healthy pair */
+	__u8 *hsrc, *hdst, *hrcv;
+	struct ibv_mr *hsrc_mr, *hdst_mr, *hrcv_mr;
+	struct peer_info ha_info, hb_info;
+	__u64 rnd;
+	/* counters */
+	__u64 victim_err, victim_ok, victim_stuck, healthy_ok;
+	__u64 posted_fail, cqes, flushed;
+	__u64 mode_count[3];
+};
+
+static const char *const scr_mode_names[] = { "random", "fields", "opcode" };
+
+#define SCR_LEN		8192
+#define SCR_MAGIC	0x5343524942424c45ull	/* "SCRIBBLE" */
+#define SCR_REAL	0x5245414c57524954ull	/* "REALWRIT" */
+
+static int scr_connect_pair(struct scribble *s, struct conn *a,
+			    struct conn *b, const struct qp_params *qpp)
+{
+	struct peer_info ia, ib;
+
+	local_info(a, &ia);
+	local_info(b, &ib);
+	if (conn_connect_qp(a->qp, s->r, a->psn, &ib, qpp) ||
+	    conn_connect_qp(b->qp, s->r, b->psn, &ia, qpp))
+		return -1;
+	return 0;
+}
+
+/*
+ * Create the victim pair; find its send ring: of the uverbs mappings that
+ * the QP's creation added, the one whose slot holds our probe's wr_id.
+ */
+static int scr_victim_up(struct scribble *s, struct range *before,
+			 struct range *after, int max)
+{
+	struct qp_params qpp = { .timeout = 8, .retry_cnt = 0,
+				 .rnr_retry = 0, .min_rnr_timer = 1 };
+	int nb, na, i, j;
+	struct rxe_queue_buf *q;
+	struct ibv_wc wc;
+
+	/* the CQ predates the snapshot: its ring holds the probe's wr_id too */
+	while (ibv_poll_cq(s->vhold.cq, 1, &wc) > 0)
+		;
+	s->sq = NULL;
+	nb = uverbs_maps(before, max);
+	if (conn_create_ex(&s->va, s->r, s->vpd, 16, 1, &s->vhold))
+		return -1;
+	na = uverbs_maps(after, max);
+	if (conn_create(&s->vb, s->r, s->vpd, 4, 4) ||
+	    scr_connect_pair(s, &s->va, &s->vb, &qpp))
+		return -1;
+	if (post_send1(&s->va, IBV_WR_RDMA_WRITE, SCR_MAGIC, s->vbuf, 64,
+		       s->vmr->lkey, (uintptr_t)s->vbuf + 4096, s->vmr->rkey,
+		       0) || expect_ok(&s->va, SCR_MAGIC, "victim probe"))
+		return -1;
+	for (i = 0; i < na && nb >= 0; i++) {
+		for (j = 0; j < nb; j++)
+			if (before[j].start == after[i].start)
+				break;
+		if (j < nb)
+			continue;
+		q = (struct rxe_queue_buf *)after[i].start;
+		if (!ring_plausible(q, after[i].end - after[i].start))
+			continue;
+		if (!memcmp(ring_slot(q, q->producer_index - 1),
+			    &(__u64){ SCR_MAGIC }, 8)) {
+			s->sq = q;
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/* Overwrite a few send ring slots; producer index past them. */
+static int scr_corrupt(struct scribble *s, int mode)
+{
+	struct rxe_queue_buf *q = s->sq;
+	__u32 prod = __atomic_load_n(&q->producer_index, __ATOMIC_ACQUIRE);
+	__u32 cons = __atomic_load_n(&q->consumer_index, __ATOMIC_ACQUIRE);
+	size_t esz = (size_t)1 << q->log2_elem_size, wsz, off;
+	__u32 free_slots = (cons - prod - 1) & q->index_mask;
+	__u32 n = 1 + rnd_next(&s->rnd) % 4, i, k, nw;
+	__u8 tmpl[1 << 16];
+	__u8 *slot;
+	__u64 v;
+
+	if (free_slots < n + 2)
+		return -1;
+	/* the probe's WQE: a valid template */
+	memcpy(tmpl, ring_slot(q, prod - 1), esz);
+	wsz = sizeof(struct rxe_send_wqe) + sizeof(struct rxe_sge);
+	if (wsz > esz)
+		wsz = esz;
+	for (i = 0; i < n; i++) {
+		slot = ring_slot(q, prod + i);
+		switch (mode) {
+		case 0:		/* all random */
+			rnd_fill(slot, esz, rnd_next(&s->rnd));
+			break;
+		case 1:		/* valid WQE, a few random 32-bit words */
+			memcpy(slot, tmpl, esz);
+			nw = 1 + rnd_next(&s->rnd) % 4;
+			for (k = 0; k < nw; k++) {
+				off = (rnd_next(&s->rnd) % (wsz / 4)) * 4;
+				v = rnd_next(&s->rnd);
+				/* half of them: small values, e.g. opcodes */
+				if (v & 1)
+					v = (v >> 1) % 40;
+				memcpy(slot + off, &v, 4);
+			}
+			break;
+		default:	/* valid WQE, another opcode and flags */
+			memcpy(slot, tmpl, esz);
+			((struct rxe_send_wqe *)slot)->wr.opcode =
+				rnd_next(&s->rnd) % 24;
+			((struct rxe_send_wqe *)slot)->wr.send_flags =
+				rnd_next(&s->rnd) & 0x1f;
+			break;
+		}
+	}
+	__atomic_store_n(&q->producer_index, (prod + n) & q->index_mask,
+			 __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* After the doorbell: gather completions until the real WR's. */
+static void scr_outcome(struct scribble *s)
+{
+	bool err = false, done = false;
+	double end = now_s() + 3;
+	struct ibv_wc wc;
+	int st;
+
+	while (!done && now_s() < end) {
+		if (wait_cqe_ms(&s->va, &wc, 200))
+			continue;
+		s->cqes++;
+		if (wc.status == IBV_WC_WR_FLUSH_ERR)
+			s->flushed++;
+		if (wc.status != IBV_WC_SUCCESS)
+			err = true;
+		if (wc.wr_id == SCR_REAL)
+			done = true;
+	}
+	st = qp_state(s->va.qp);
+	if (st == IBV_QPS_ERR || err)
+		s->victim_err++;
+	else if (done)
+		s->victim_ok++;
+	else
+		s->victim_stuck++;
+	if (s->r->verbose > 1)
+		msg(s->r, "victim: %s, QP %s", done ? "real WR completed" :
+		    "real WR did not complete", qp_state_str(st));
+}
+
+/* Write random data, Send it too; both must arrive intact. */
+static int scr_healthy(struct scribble *s, __u64 round)
+{
+	struct ibv_wc wc;
+	int got = 0;
+
+	rnd_fill(s->hsrc, SCR_LEN, rnd_seed(s->rnd, round));
+	memset(s->hrcv, 0, SCR_LEN);
+	if (post_recv(&s->hb, WR_RECV, s->hrcv, SCR_LEN, s->hrcv_mr->lkey) ||
+	    post_send1(&s->ha, IBV_WR_RDMA_WRITE, WR_WRITE, s->hsrc, SCR_LEN,
+		       s->hsrc_mr->lkey, (uintptr_t)s->hdst,
+		       s->hdst_mr->rkey, 0) ||
+	    expect_ok(&s->ha, WR_WRITE, "healthy Write") ||
+	    post_send1(&s->ha, IBV_WR_SEND, WR_SEND, s->hsrc, SCR_LEN,
+		       s->hsrc_mr->lkey, 0, 0, 0) ||
+	    expect_ok(&s->ha, WR_SEND, "healthy Send"))
+		return -1;
+	if (wait_cqe(&s->hb, &wc) || wc.status != IBV_WC_SUCCESS ||
+	    wc.byte_len != SCR_LEN) {
+		msg(s->r, "healthy recv: %s len %u",
+		    ibv_wc_status_str(wc.status), wc.byte_len);
+		return -1;
+	}
+	if (memcmp(s->hsrc, s->hdst, SCR_LEN))
+		got |= 1;
+	if (memcmp(s->hsrc, s->hrcv, SCR_LEN))
+		got |= 2;
+	if (got) {
+		msg(s->r, "round %llu: healthy pair data wrong (%s%s)",
+		    round, got & 1 ? "Write" : "", got & 2 ? " Send" : "");
+		return -1;
+	}
+	s->healthy_ok++;
+	return 0;
+}
+
+static int scribble_run(struct role *r)
+{
+	struct line sum = {};
+	struct qp_params qpp = qp_params(&r->p, 14, 7, 7, 12);
+	struct range *before = NULL, *after = NULL;
+	struct scribble s = { .r = r };
+	const char *mode_opt = opt.scribble_mode;
+	int rc = EXIT_FAILED, e, mode;
+	__u64 round = 1, skipped = 0;
+	double t0 = now_s();
+
+	s.rnd = rnd_seed(r->p.seed, 0x5c);
+	before = calloc(4096, sizeof(*before));
+	after = calloc(4096, sizeof(*after));
+	s.vpd = ibv_alloc_pd(r->dev->ctx);
+	s.vbuf = alloc_buf(SCR_LEN, 0);
+	s.hsrc = alloc_buf(SCR_LEN, 0);
+	s.hdst = alloc_buf(SCR_LEN, 0);
+	s.hrcv = alloc_buf(SCR_LEN, 0);
+	if (!before || !after || !s.vpd || !s.vbuf || !s.hsrc || !s.hdst ||
+	    !s.hrcv)
+		goto out;
+	s.vmr = reg(r, s.vpd, s.vbuf, SCR_LEN, IBV_ACCESS_LOCAL_WRITE |
+		    IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	s.hsrc_mr = reg(r, r->pd, s.hsrc, SCR_LEN, IBV_ACCESS_LOCAL_WRITE);
+	s.hdst_mr = reg(r, r->pd, s.hdst, SCR_LEN, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE);
+	s.hrcv_mr = reg(r, r->pd, s.hrcv, SCR_LEN, IBV_ACCESS_LOCAL_WRITE);
+	if (!s.vmr || !s.hsrc_mr || !s.hdst_mr || !s.hrcv_mr ||
+	    conn_create(&s.vhold, r, s.vpd, 32, 32) ||
+	    conn_create(&s.ha, r, r->pd, 8, 8) ||
+	    conn_create(&s.hb, r, r->pd, 8, 8) ||
+	    scr_connect_pair(&s, &s.ha, &s.hb, &qpp))
+		goto out;
+	if (scr_healthy(&s, 0)) {
+		msg(r, "the healthy pair fails before any scribbling");
+		goto out;
+	}
+
+	t0 = now_s();
+	for (round = 1; round <= r->p.rounds; round++) {
+		if (stopped()) {
+			msg(r, "interrupted in round %llu", round);
+			goto out;
+		}
+		e = scr_victim_up(&s, before, after, 4096);
+		if (e < 0) {
+			msg(r, "round %llu: cannot set up the victim",
+			    round);
+			goto out_victim;
+		}
+		if (e > 0) {
+			puts("scribble: SKIP no send ring in the uverbs mmaps (not rxe ABI?)");
+			rc = EXIT_SKIPPED;
+			goto out_victim;
+		}
+		for (mode = 0; mode < 3; mode++)
+			if (!strcmp(mode_opt, scr_mode_names[mode]))
+				break;
+		if (mode == 3)
+			mode = round % 3;
+		if (r->verbose > 1)
+			msg(r, "round %llu: %s scribble", round,
+			    scr_mode_names[mode]);
+		if (scr_corrupt(&s, mode)) {
+			skipped++;
+		} else {
+			s.mode_count[mode]++;
+			/* the real WR lands after the garbage; doorbell */
+			if (post_send1(&s.va, IBV_WR_RDMA_WRITE, SCR_REAL,
+				       s.vbuf, 64, s.vmr->lkey,
+				       (uintptr_t)s.vbuf + 4096, s.vmr->rkey,
+				       0))
+				s.posted_fail++;
+			scr_outcome(&s);
+		}
+		conn_destroy(&s.va);
+		conn_destroy(&s.vb);
+		if (scr_healthy(&s, round)) {
+			msg(r, "round %llu: the healthy pair broke",
+			    round);
+			goto out;
+		}
+		if (r->verbose && round % 100 == 0)
+			msg(r, "round %llu: victim err %llu ok %llu stuck %llu",
+			    round, s.victim_err, s.victim_ok, s.victim_stuck);
+	}
+	rc = EXIT_PASS;
+	if (skipped)
+		msg(r, "%llu rounds found the ring too full", skipped);
+	goto out;
+out_victim:
+	conn_destroy(&s.va);
+	conn_destroy(&s.vb);
+out:
+	if (rc != EXIT_SKIPPED) {
+		line_add(&sum, "scribble: %s rounds %llu", rc ? "FAIL" : "PASS",
+			 round - 1);
+		line_add(&sum, " (random %llu fields %llu opcode %llu)",
+			 s.mode_count[0], s.mode_count[1], s.mode_count[2]);
+		line_add(&sum, " victim_errors %llu victim_ok %llu",
+			 s.victim_err, s.victim_ok);
+		line_add(&sum, " victim_stuck %llu cqes %llu (flushed %llu)",
+			 s.victim_stuck, s.cqes, s.flushed);
+		line_add(&sum, " post_fail %llu healthy_transfers %llu",
+			 s.posted_fail, s.healthy_ok);
+		line_add(&sum, " elapsed %.1f s", now_s() - t0);
+		line_print(&sum);
+	}
+	conn_destroy(&s.ha);
+	conn_destroy(&s.hb);
+	conn_destroy(&s.vhold);
+	if (s.vmr)
+		ibv_dereg_mr(s.vmr);
+	if (s.hsrc_mr)
+		ibv_dereg_mr(s.hsrc_mr);
+	if (s.hdst_mr)
+		ibv_dereg_mr(s.hdst_mr);
+	if (s.hrcv_mr)
+		ibv_dereg_mr(s.hrcv_mr);
+	if (s.vpd)
+		ibv_dealloc_pd(s.vpd);
+	free(s.vbuf);
+	free(s.hsrc);
+	free(s.hdst);
+	free(s.hrcv);
+	free(before);
+	free(after);
+	return rc;
+}
+
+/* --- roles, main ---------------------------------------------------------- */
+
+typedef int (*role_fn)(struct role *r);
+
+static const role_fn server_fns[T_COUNT] = {
+	[T_ORDER] = order_server, [T_INTEGRITY] = integrity_server,
+	[T_RETRY] = retry_server, [T_RNR] = rnr_server,
+	[T_ACCESS] = access_server,
+};
+
+static const role_fn client_fns[T_COUNT] = {
+	[T_ORDER] = order_client, [T_INTEGRITY] = integrity_client,
+	[T_RETRY] = retry_client, [T_RNR] = rnr_client,
+	[T_ACCESS] = access_client,
+};
+
+static int role_run(struct role *r)
+{
+	int rc;
+
+	r->pd = ibv_alloc_pd(r->dev->ctx);
+	if (!r->pd) {
+		msg(r, "alloc_pd: %s", strerror(errno));
+		rc = EXIT_FAILED;
+	} else if (hello(r)) {
+		rc = EXIT_FAILED;
+	} else {
+		rc = (r->server ? server_fns : client_fns)[r->p.test](r);
+	}
+	/* the peer sees EOF at once if this side failed */
+	if (r->fd >= 0)
+		close(r->fd);
+	r->fd = -1;
+	if (r->pd)
+		ibv_dealloc_pd(r->pd);
+	return rc;
+}
+
+static void *role_thread(void *arg)
+{
+	struct role *r = arg;
+
+	return (void *)(intptr_t)role_run(r);
+}
+
+static int tcp_listen_accept(const char *port)
+{
+	struct addrinfo hints = { .ai_family = AF_INET6,
+				  .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_PASSIVE }, *ai;
+	int fd, cfd, on = 1, off = 0;
+
+	if (getaddrinfo(NULL, port, &hints, &ai)) {
+		msg(NULL, "bad port %s", port);
+		return -1;
+	}
+	fd = socket(ai->ai_family, SOCK_STREAM, 0);
+	if (fd < 0) {
+		freeaddrinfo(ai);
+		return -1;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
+	setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off));
+	if (bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, 1)) {
+		msg(NULL, "bind/listen on port %s: %s", port,
+		    strerror(errno));
+		freeaddrinfo(ai);
+		close(fd);
+		return -1;
+	}
+	freeaddrinfo(ai);
+	msg(NULL, "listening on port %s", port);
+	cfd = accept(fd, NULL, NULL);
+	if (cfd < 0)
+		msg(NULL, "accept: %s", strerror(errno));
+	close(fd);
+	if (cfd >= 0)
+		setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
+	return cfd;
+}
+
+/* Connect, retrying for a while: the server may start a bit later. */
+static int tcp_connect(const char *host, const char *port)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *ai, *a;
+	double end = now_s() + 20;
+	int fd = -1, on = 1, e;
+
+	e = getaddrinfo(host, port, &hints, &ai);
+	if (e) {
+		msg(NULL, "%s: %s", host, gai_strerror(e));
+		return -1;
+	}
+	while (fd < 0 && now_s() < end) {
+		for (a = ai; a && fd < 0; a = a->ai_next) {
+			fd = socket(a->ai_family, SOCK_STREAM, 0);
+			if (fd >= 0 && connect(fd, a->ai_addr, a->ai_addrlen)) {
+				close(fd);
+				fd = -1;
+			}
+		}
+		if (fd < 0)
+			sleep_ms(200);
+	}
+	freeaddrinfo(ai);
+	if (fd < 0)
+		msg(NULL, "cannot connect to %s port %s", host, port);
+	else
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
+	return fd;
+}
+
+static const char *const help_text[] = {
+	"srnic_rc_test [OPTIONS] (--server | --connect ADDR | --loop) TEST",
+	"TEST: order | integrity | retry | rnr | access | scribble (--loop)",
+	"  --dev NAME         RDMA device (default: the first)",
+	"  --gid-index N      GID index (default: first RoCEv2 IPv4 GID)",
+	"  --mtu BYTES        path MTU 256..4096 (default: port active MTU)",
+	"  --port TCPPORT     control connection port (default 18515)",
+	"  --cq-wait SECS     longest wait for one completion (default 30)",
+	"  --timeout N        local ACK timeout exponent (14; retry: 10)",
+	"  --retry-cnt N      transport retries (7; retry: 1)",
+	"  --min-rnr-timer N  responder RNR NAK timer code (12; rnr: 1)",
+	"  --seed N           data seed (default: from the clock)",
+	"  -v, --verbose      more diagnostics (twice: even more)",
+	"order:     --gens N (10000) --writes K (4) --size BYTES (16K)",
+	"           --imm-len N (0)",
+	"integrity: --bytes N (256M) --chunk N (1M)",
+	"rnr:       --rnr-delay MS (100)",
+	"scribble:  --rounds N (1000)",
+	"           --scribble-mode mixed|random|fields|opcode (mixed)",
+	"Sizes take K, M, G suffixes.  Exit: 0 pass, 1 fail, 4 skip.",
+};
+
+static void print_help(FILE *f)
+{
+	size_t i;
+
+	fputs("usage: ", f);
+	for (i = 0; i < ARRAY_SIZE(help_text); i++)
+		fprintf(f, "%s\n", help_text[i]);
+}
+
+static __u64 parse_num(const char *s, const char *what)
+{
+	static const char suffix[] = "kmg";
+	const char *sfx;
+	char *end;
+	__u64 v;
+
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	sfx = *end ? strchr(suffix, *end | 0x20) : NULL;
+	if (sfx) {
+		v <<= 10 * (sfx - suffix + 1);
+		end++;
+	}
+	if (errno || *end || *s == '-' || end == s) {
+		fprintf(stderr, "bad %s: %s\n", what, s);
+		exit(2);
+	}
+	return v;
+}
+
+/* --name, what it sets: an option taking a number */
+struct num_opt {
+	const char *name;
+	void *var;
+	int size;	/* of *var: 4 or 8 */
+};
+
+static const struct num_opt num_opts[] = {
+	{ "gid-index", &opt.gid_index, 4 }, { "mtu", &opt.mtu, 4 },
+	{ "cq-wait", &opt.cq_wait_s, 4 }, { "gens", &opt.p.gens, 4 },
+	{ "writes", &opt.p.writes, 4 }, { "size", &opt.p.size, 4 },
+	{ "imm-len", &opt.p.imm_len, 4 }, { "bytes", &opt.p.bytes, 8 },
+	{ "chunk", &opt.p.chunk, 4 }, { "rounds", &opt.p.rounds, 4 },
+	{ "timeout", &opt.p.timeout, 4 },
+	{ "retry-cnt", &opt.p.retry_cnt, 4 },
+	{ "min-rnr-timer", &opt.p.min_rnr_timer, 4 },
+	{ "rnr-delay", &opt.p.rnr_delay_ms, 4 },
+	{ "seed", &opt.p.seed, 8 },
+};
+
+#define O_NUM 0x100	/* getopt value of num_opts[i]: O_NUM + i */
+
+enum { O_DEV = 0x200, O_PORT, O_SERVER, O_CONNECT, O_LOOP, O_SMODE };
+
+static void check_args(void)
+{
+	const struct params *p = &opt.p;
+	const char *m = opt.scribble_mode;
+
+	if (opt.mtu && !mtu_enum(opt.mtu)) {
+		fprintf(stderr, "--mtu: 256, 512, 1024, 2048 or 4096\n");
+		exit(2);
+	}
+	if (strcmp(m, "mixed") && strcmp(m, "random") &&
+	    strcmp(m, "fields") && strcmp(m, "opcode")) {
+		fprintf(stderr, "--scribble-mode: mixed, random, fields or opcode\n");
+		exit(2);
+	}
+	if (p->timeout > 31 || p->retry_cnt > 7 || p->min_rnr_timer > 31 ||
+	    !p->writes || !p->size || !p->chunk || !p->bytes || !p->gens ||
+	    (__u64)p->writes * p->size > 1u << 30 ||
+	    p->imm_len > p->writes * p->size || p->chunk > 1u << 30) {
+		fprintf(stderr, "parameter out of range\n");
+		exit(2);
+	}
+}
+
+static void parse_args(int argc, char **argv)
+{
+	struct option lo[ARRAY_SIZE(num_opts) + 9] = {
+		{ "dev", 1, NULL, O_DEV }, { "port", 1, NULL, O_PORT },
+		{ "server", 0, NULL, O_SERVER },
+		{ "connect", 1, NULL, O_CONNECT }, { "loop", 0, NULL, O_LOOP },
+		{ "scribble-mode", 1, NULL, O_SMODE },
+		{ "verbose", 0, NULL, 'v' }, { "help", 0, NULL, 'h' },
+	};
+	const struct num_opt *no;
+	size_t i, n = 8;
+	int c, t;
+	__u64 v;
+
+	for (i = 0; i < ARRAY_SIZE(num_opts); i++, n++) {
+		lo[n].name = num_opts[i].name;
+		lo[n].has_arg = 1;
+		lo[n].val = O_NUM + i;
+	}
+	while ((c = getopt_long(argc, argv, "vh", lo, NULL)) != -1) {
+		if (c >= O_NUM && c < O_NUM + (int)ARRAY_SIZE(num_opts)) {
+			no = &num_opts[c - O_NUM];
+			v = parse_num(optarg, no->name);
+			if (no->size == 8)
+				*(__u64 *)no->var = v;
+			else
+				*(__u32 *)no->var = v;
+			continue;
+		}
+		switch (c) {
+		case O_DEV:
+			opt.dev = optarg;
+			break;
+		case O_PORT:
+			opt.port = optarg;
+			break;
+		case O_SERVER:
+			opt.server = true;
+			break;
+		case O_CONNECT:
+			opt.connect = optarg;
+			break;
+		case O_LOOP:
+			opt.loop = true;
+			break;
+		case O_SMODE:
+			opt.scribble_mode = optarg;
+			break;
+		case 'v':
+			opt.verbose++;
+			break;
+		case 'h':
+			print_help(stdout);
+			exit(0);
+		default:
+			print_help(stderr);
+			exit(2);
+		}
+	}
+	if (optind != argc - 1) {
+		print_help(stderr);
+		exit(2);
+	}
+	for (t = 1; t < T_COUNT; t++)
+		if (!strcmp(argv[optind], test_names[t]))
+			opt.p.test = t;
+	if (opt.p.test == T_NONE ||
+	    opt.server + !!opt.connect + opt.loop != 1 ||
+	    (opt.p.test == T_SCRIBBLE && !opt.loop)) {
+		print_help(stderr);
+		exit(2);
+	}
+	check_args();
+	if (!opt.p.seed)
+		opt.p.seed = rnd_seed(getpid(), now_s() * 1e9);
+}
+
+int main(int argc, char **argv)
+{
+	struct role srv = { .name = "server", .server = true, .fd = -1 };
+	struct role cli = { .name = "client", .fd = -1 };
+	pthread_t th;
+	struct dev d;
+	void *ret;
+	int rc, sv[2];
+
+	parse_args(argc, argv);
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGTERM, on_signal);
+	signal(SIGINT, on_signal);
+	rc = dev_open(&d, &opt);
+	if (rc)
+		return rc;
+	srv.dev = &d;
+	cli.dev = &d;
+	srv.p = opt.p;
+	cli.p = opt.p;
+	srv.cq_wait_ms = opt.cq_wait_s * 1000;
+	cli.cq_wait_ms = srv.cq_wait_ms;
+	srv.verbose = opt.verbose;
+	cli.verbose = opt.verbose;
+
+	if (opt.p.test == T_SCRIBBLE) {
+		cli.name = "scribble";
+		cli.pd = ibv_alloc_pd(d.ctx);
+		rc = cli.pd ? scribble_run(&cli) : EXIT_FAILED;
+		if (cli.pd)
+			ibv_dealloc_pd(cli.pd);
+	} else if (opt.loop) {
+		if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv)) {
+			perror("socketpair");
+			return EXIT_FAILED;
+		}
+		srv.fd = sv[0];
+		cli.fd = sv[1];
+		srv.quiet = true;
+		if (pthread_create(&th, NULL, role_thread, &srv)) {
+			perror("pthread_create");
+			return EXIT_FAILED;
+		}
+		rc = role_run(&cli);
+		pthread_join(th, &ret);
+		if ((intptr_t)ret != EXIT_PASS && rc == EXIT_PASS)
+			rc = (intptr_t)ret;
+	} else if (opt.server) {
+		srv.fd = tcp_listen_accept(opt.port);
+		rc = srv.fd < 0 ? EXIT_FAILED : role_run(&srv);
+	} else {
+		cli.fd = tcp_connect(opt.connect, opt.port);
+		rc = cli.fd < 0 ? EXIT_FAILED : role_run(&cli);
+	}
+	ibv_close_device(d.ctx);
+	return rc;
+}
