@@ -10,5 +10,6 @@ cd "$top"
 scripts/deps.sh
 kver=${KVER:-$(scripts/kvers.sh | head -n1)}
 make -s modules KVER="$kver"
+make -s selftests-build
 echo "demo: booting $kver in a QEMU guest (TCG, no network to the outside)"
 exec scripts/vm.sh --kernel "$kver" --timeout 600 -- scripts/demo-guest.sh
