@@ -20,6 +20,9 @@
 #
 # Environment:
 #	SRNIC_RC_TIMEOUT	seconds per step (300)
+#	SRNIC_RC_NETEM_TIMEOUT	seconds for the netem steps (900: under TCG,
+#				order --gens 10000 through that netem took
+#				330 s)
 #	SRNIC_RC_GENS		order generations (10000)
 #	SRNIC_RC_BYTES		integrity bytes (256M)
 #	SRNIC_RC_ROUNDS		scribble rounds (1000)
@@ -31,6 +34,7 @@
 . "$(dirname "$0")/srnic_lib.sh"
 
 T=${SRNIC_RC_TIMEOUT:-300}
+T_NETEM=${SRNIC_RC_NETEM_TIMEOUT:-900}
 GENS=${SRNIC_RC_GENS:-10000}
 BYTES=${SRNIC_RC_BYTES:-256M}
 ROUNDS=${SRNIC_RC_ROUNDS:-1000}
@@ -256,7 +260,7 @@ rc_test() {	# DESC TEST ARGS...: srnic_rc_test between the namespaces
 # (16 ms): a lost tail costs a retransmit timer, not 67 ms.
 NETEM_ORDER=(loss 1% reorder 5% delay 1ms 1ms)
 if netem "${NETEM_ORDER[@]}"; then
-	rc_test "order (write_imm_order) --gens $GENS, netem ${NETEM_ORDER[*]}" \
+	T=$T_NETEM rc_test "order (write_imm_order) --gens $GENS, netem ${NETEM_ORDER[*]}" \
 		--gens "$GENS" --timeout 12 order
 else
 	ktap_test_fail "order (write_imm_order): cannot add netem ${NETEM_ORDER[*]}"
