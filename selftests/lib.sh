@@ -79,14 +79,6 @@ ktap_test_fail() {
 	KTAP_CNT_FAIL=$((KTAP_CNT_FAIL + 1))
 }
 
-# ktap_test_xfail DESC REASON: a known failure, reported as such (KTAP
-# "# TODO" directive), counted apart; it does not fail the run.
-KTAP_CNT_XFAIL=0
-ktap_test_xfail() {
-	__ktap_test "not ok" "$1" "TODO known failure: $2"
-	KTAP_CNT_XFAIL=$((KTAP_CNT_XFAIL + 1))
-}
-
 ktap_test_skip() {	# DESC [REASON]
 	__ktap_test "ok" "$1" "SKIP${2:+ $2}"
 	KTAP_CNT_SKIP=$((KTAP_CNT_SKIP + 1))
@@ -109,7 +101,7 @@ ktap_test_result() {
 }
 
 ktap_print_totals() {
-	echo "# Totals: pass:$KTAP_CNT_PASS fail:$KTAP_CNT_FAIL xfail:${KTAP_CNT_XFAIL:-0} xpass:0 skip:$KTAP_CNT_SKIP error:0"
+	echo "# Totals: pass:$KTAP_CNT_PASS fail:$KTAP_CNT_FAIL xfail:0 xpass:0 skip:$KTAP_CNT_SKIP error:0"
 }
 
 ktap_finished() {

@@ -105,10 +105,6 @@ step() {
 
 step_failed() {	# DESC
 	diagnostics
-	if [ -n "${KNOWN_FAILURE:-}" ]; then
-		ktap_test_xfail "$1" "$KNOWN_FAILURE"
-		return
-	fi
 	[ -n "$BROKEN" ] || BROKEN=$1
 	ktap_test_fail "$1"
 }
@@ -291,11 +287,9 @@ late_place
 
 rc_test "integrity --bytes $BYTES, no netem" --bytes "$BYTES" integrity
 
-# Known failure (issue 4 stays open): under 2% loss a 1 MiB Send can run
-# out of retry_cnt while go-back-N recovers; reported, not hidden.
+# Go-back-N under loss and duplication, with Reads in flight.
 NETEM_INTEG=(loss 2% duplicate 1%)
 if netem "${NETEM_INTEG[@]}"; then
-	KNOWN_FAILURE="go-back-N under 2% loss can exhaust retry_cnt (issue 4)" \
 	rc_test "integrity --bytes $BYTES, netem ${NETEM_INTEG[*]}" \
 		--bytes "$BYTES" --timeout 12 integrity
 else
@@ -309,7 +303,7 @@ rc_test "access: bad rkey/bounds/rights -> REM_ACCESS_ERR, memory intact" \
 	access
 single "scribble --rounds $ROUNDS: garbage in a victim's send ring" "$NS_A" \
 	"$RC_TEST" -v --dev srnic0 --gid-index "$GA" --loop --rounds "$ROUNDS" \
-	scribble
+	--strict scribble
 
 # --- teardown ----------------------------------------------------------------
 

@@ -110,6 +110,7 @@ struct options {
 	const char *connect;
 	int cq_wait_s;
 	const char *scribble_mode;
+	bool strict;		/* scribble: a stalled victim fails */
 	int verbose;
 	struct params p;
 };
@@ -1994,7 +1995,8 @@ struct scribble {
 	struct peer_info ha_info, hb_info;
 	__u64 rnd;
 	/* counters */
-	__u64 victim_err, victim_ok, victim_stuck, healthy_ok;
+	__u64 victim_err, victim_ok, victim_stalled, victim_stuck;
+	__u64 healthy_ok;
 	__u64 posted_fail, cqes, flushed;
 	__u64 mode_count[3];
 };
@@ -2116,35 +2118,50 @@ static int scr_corrupt(struct scribble *s, int mode)
 	return 0;
 }
 
-/* After the doorbell: gather completions until the real WR's. */
-static void scr_outcome(struct scribble *s)
+/*
+ * After the doorbell: gather completions until the real WR's (flushed or
+ * not).  An error completion moves the QP to ERR and flushes what follows,
+ * so once one is seen the rest must come soon.
+ */
+static void scr_outcome(struct scribble *s, __u64 round)
 {
-	bool err = false, done = false;
-	double end = now_s() + 3;
+	double end = now_s() + 3, err_at = 0;
+	bool done = false;
 	struct ibv_wc wc;
+	const char *what;
 	int st;
 
 	while (!done && now_s() < end) {
-		if (wait_cqe_ms(&s->va, &wc, 200))
+		if (err_at && now_s() > err_at + 0.15)
+			break;
+		if (wait_cqe_ms(&s->va, &wc, 100))
 			continue;
 		s->cqes++;
 		if (wc.status == IBV_WC_WR_FLUSH_ERR)
 			s->flushed++;
-		if (wc.status != IBV_WC_SUCCESS)
-			err = true;
+		if (wc.status != IBV_WC_SUCCESS && !err_at)
+			err_at = now_s();
 		if (wc.wr_id == SCR_REAL)
 			done = true;
 	}
 	st = qp_state(s->va.qp);
-	if (st == IBV_QPS_ERR || err)
+	if (done && (err_at || st == IBV_QPS_ERR)) {
 		s->victim_err++;
-	else if (done)
+		what = "error, queue flushed";
+	} else if (done) {
 		s->victim_ok++;
-	else
+		what = "no error";
+	} else if (err_at || st == IBV_QPS_ERR) {
+		s->victim_stalled++;
+		what = "STALLED: error but the WQEs behind it never completed";
+	} else {
 		s->victim_stuck++;
-	if (s->r->verbose > 1)
-		msg(s->r, "victim: %s, QP %s", done ? "real WR completed" :
-		    "real WR did not complete", qp_state_str(st));
+		what = "STUCK: no completion at all";
+	}
+	if (s->r->verbose > 1 || (!done && s->victim_stalled +
+				  s->victim_stuck <= 3))
+		msg(s->r, "round %llu: victim %s (QP %s)", round, what,
+		    qp_state_str(st));
 }
 
 /* Write random data, Send it too; both must arrive intact. */
@@ -2257,7 +2274,7 @@ static int scribble_run(struct role *r)
 				       (uintptr_t)s.vbuf + 4096, s.vmr->rkey,
 				       0))
 				s.posted_fail++;
-			scr_outcome(&s);
+			scr_outcome(&s, round);
 		}
 		conn_destroy(&s.va);
 		conn_destroy(&s.vb);
@@ -2267,10 +2284,15 @@ static int scribble_run(struct role *r)
 			goto out;
 		}
 		if (r->verbose && round % 100 == 0)
-			msg(r, "round %llu: victim err %llu ok %llu stuck %llu",
-			    round, s.victim_err, s.victim_ok, s.victim_stuck);
+			msg(r, "round %llu: victim err %llu ok %llu stalled %llu stuck %llu",
+			    round, s.victim_err, s.victim_ok, s.victim_stalled,
+			    s.victim_stuck);
 	}
 	rc = EXIT_PASS;
+	if (opt.strict && (s.victim_stalled || s.victim_stuck)) {
+		msg(r, "--strict: every victim must complete or flush");
+		rc = EXIT_FAILED;
+	}
 	if (skipped)
 		msg(r, "%llu rounds found the ring too full", skipped);
 	goto out;
@@ -2285,8 +2307,9 @@ out:
 			 s.mode_count[0], s.mode_count[1], s.mode_count[2]);
 		line_add(&sum, " victim_errors %llu victim_ok %llu",
 			 s.victim_err, s.victim_ok);
-		line_add(&sum, " victim_stuck %llu cqes %llu (flushed %llu)",
-			 s.victim_stuck, s.cqes, s.flushed);
+		line_add(&sum, " victim_stalled %llu victim_stuck %llu",
+			 s.victim_stalled, s.victim_stuck);
+		line_add(&sum, " cqes %llu (flushed %llu)", s.cqes, s.flushed);
 		line_add(&sum, " post_fail %llu healthy_transfers %llu",
 			 s.posted_fail, s.healthy_ok);
 		line_add(&sum, " elapsed %.1f s", now_s() - t0);
@@ -2445,6 +2468,7 @@ static const char *const help_text[] = {
 	"rnr:       --rnr-delay MS (100)",
 	"scribble:  --rounds N (1000)",
 	"           --scribble-mode mixed|random|fields|opcode (mixed)",
+	"           --strict: fail if a victim stalls (error, no flush)",
 	"Sizes take K, M, G suffixes.  Exit: 0 pass, 1 fail, 4 skip.",
 };
 
@@ -2500,7 +2524,10 @@ static const struct num_opt num_opts[] = {
 
 #define O_NUM 0x100	/* getopt value of num_opts[i]: O_NUM + i */
 
-enum { O_DEV = 0x200, O_PORT, O_SERVER, O_CONNECT, O_LOOP, O_SMODE };
+enum {
+	O_DEV = 0x200, O_PORT, O_SERVER, O_CONNECT, O_LOOP, O_SMODE,
+	O_STRICT,
+};
 
 static void check_args(void)
 {
@@ -2527,15 +2554,16 @@ static void check_args(void)
 
 static void parse_args(int argc, char **argv)
 {
-	struct option lo[ARRAY_SIZE(num_opts) + 9] = {
+	struct option lo[ARRAY_SIZE(num_opts) + 10] = {
 		{ "dev", 1, NULL, O_DEV }, { "port", 1, NULL, O_PORT },
 		{ "server", 0, NULL, O_SERVER },
 		{ "connect", 1, NULL, O_CONNECT }, { "loop", 0, NULL, O_LOOP },
 		{ "scribble-mode", 1, NULL, O_SMODE },
+		{ "strict", 0, NULL, O_STRICT },
 		{ "verbose", 0, NULL, 'v' }, { "help", 0, NULL, 'h' },
 	};
 	const struct num_opt *no;
-	size_t i, n = 8;
+	size_t i, n = 9;
 	int c, t;
 	__u64 v;
 
@@ -2572,6 +2600,9 @@ static void parse_args(int argc, char **argv)
 			break;
 		case O_SMODE:
 			opt.scribble_mode = optarg;
+			break;
+		case O_STRICT:
+			opt.strict = true;
 			break;
 		case 'v':
 			opt.verbose++;

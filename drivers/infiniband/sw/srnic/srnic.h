@@ -412,6 +412,9 @@ struct srnic_swqe {
  * @rnr_wait: waiting out an RNR NAK's timer
  * @timer_psn: @una when the timer was armed (no progress: retransmit)
  * @max_psn: one past the highest PSN sent
+ * @gap_pending: a missing response was asked for again at @gap_psn; later
+ *	evidence of the same gap does not ask again (no retransmission storm)
+ * @gap_psn: see @gap_pending
  * @bad_wqe: the prefetch stage found a WQE the QP cannot execute, at
  *	ring index @bad_index: it completes in error when its turn comes
  * @bad_index: see @bad_wqe
@@ -441,6 +444,8 @@ struct srnic_req {
 	bool rnr_wait;
 	u32 timer_psn;
 	u32 max_psn;
+	bool gap_pending;
+	u32 gap_psn;
 	bool bad_wqe;
 	u32 bad_index;
 	void *fetch_buf;

@@ -93,8 +93,11 @@ void srnic_post_wc(struct srnic_qp *qp, bool recv, u64 wr_id,
 				wc->ex.imm_data = imm;
 		}
 	}
-	if (srnic_cq_post(cq, &cqe, solicited))
+	if (srnic_cq_post(cq, &cqe, solicited)) {
+		/* Completions would be lost: the QP goes to error. */
 		WRITE_ONCE(qp->req.flushing, true);
+		srnic_req_kick(qp);
+	}
 }
 
 /**
@@ -117,18 +120,39 @@ void srnic_req_complete(struct srnic_qp *qp)
 
 		if (s->state != SRNIC_SWQE_DONE)
 			break;
+		/*
+		 * The ring slot first: a consumer that sees the completion
+		 * may post again at once and must find the slot free.
+		 */
+		req->comp++;
+		srnic_queue_advance_consumer(&qp->sq.queue);
 		if (s->status || qp->sq_sig_all ||
 		    (w->send_flags & IB_SEND_SIGNALED))
 			srnic_post_wc(qp, false, w->wr_id, s->status,
 				      srnic_wc_opcode(w->opcode), w->length,
 				      0, 0, false);
-		req->comp++;
-		srnic_queue_advance_consumer(&qp->sq.queue);
 		if (s->status)
 			req->flushing = true;
 	}
 	if (req->comp == req->cur && req->cur == req->issue)
 		del_timer(&req->timer);
+}
+
+/*
+ * A response is missing at @psn: go back to it, once per gap. Responses
+ * still in flight past the gap say the same thing again and are ignored
+ * until the gap fills (or the retransmission timer decides).
+ */
+static void srnic_req_gap(struct srnic_qp *qp, u32 psn)
+{
+	struct srnic_req *req = &qp->req;
+
+	if (req->gap_pending && req->gap_psn == psn)
+		return;
+	req->gap_pending = true;
+	req->gap_psn = psn;
+	srnic_req_rewind(qp, psn);
+	tasklet_schedule(&req->task);
 }
 
 /* A Read or Atomic WQE finished: a fence or the rd_atomic limit may lift. */
@@ -151,6 +175,7 @@ static void srnic_req_rd_done(struct srnic_qp *qp)
 static bool srnic_ack_upto(struct srnic_qp *qp, u32 psn)
 {
 	struct srnic_req *req = &qp->req;
+	u32 una = srnic_psn_add(psn, 1);
 	bool moved = false;
 	u32 i;
 
@@ -163,18 +188,21 @@ static bool srnic_ack_upto(struct srnic_qp *qp, u32 psn)
 		if (srnic_psn_diff(psn, last) < 0)
 			break;
 		if (srnic_op_is_rd_atomic(s->wqe.opcode)) {
-			/* Responses lost though later PSNs got through. */
-			srnic_req_rewind(qp, s->first_psn +
-					 s->read_off / qp->mtu);
-			tasklet_schedule(&req->task);
+			/*
+			 * Responses lost though later PSNs got through: the
+			 * oldest unacknowledged PSN is the first one missing.
+			 */
+			una = srnic_psn_add(s->first_psn,
+					    s->read_off / qp->mtu);
+			srnic_req_gap(qp, una);
 			break;
 		}
 		s->state = SRNIC_SWQE_DONE;
 		moved = true;
 	}
-	if (srnic_psn_diff(srnic_psn_add(psn, 1), req->una) > 0 &&
-	    srnic_psn_diff(srnic_psn_add(psn, 1), req->max_psn) <= 0) {
-		req->una = srnic_psn_add(psn, 1);
+	if (srnic_psn_diff(una, req->una) > 0 &&
+	    srnic_psn_diff(una, req->max_psn) <= 0) {
+		req->una = una;
 		moved = true;
 	}
 	return moved;
@@ -241,11 +269,9 @@ static bool srnic_comp_read(struct srnic_qp *qp, struct srnic_pkt *pkt,
 	k = s->read_off / qp->mtu;
 	expect = srnic_psn_add(s->first_psn, k);
 	if (pkt->psn != expect) {
-		if (srnic_psn_diff(pkt->psn, expect) > 0) {
-			/* A response packet was lost: ask again from it. */
-			srnic_req_rewind(qp, expect);
-			tasklet_schedule(&qp->req.task);
-		}
+		/* A response packet was lost: ask again from it. */
+		if (srnic_psn_diff(pkt->psn, expect) > 0)
+			srnic_req_gap(qp, expect);
 		return false;
 	}
 	first = pkt->opcode == SRNIC_OP_READ_RESPONSE_FIRST ||
@@ -274,6 +300,7 @@ static bool srnic_comp_read(struct srnic_qp *qp, struct srnic_pkt *pkt,
 	}
 	s->read_off += pkt->paylen;
 	qp->req.una = srnic_psn_add(pkt->psn, 1);
+	qp->req.gap_pending = false;
 	if (last) {
 		s->state = SRNIC_SWQE_DONE;
 		srnic_req_rd_done(qp);
@@ -443,22 +470,24 @@ static void srnic_flush_sq(struct srnic_qp *qp)
 	while (req->comp != req->issue) {
 		struct srnic_swqe *s = srnic_req_swqe(qp, req->comp);
 
-		srnic_post_wc(qp, false, s->wqe.wr_id, IB_WC_WR_FLUSH_ERR,
-			      srnic_wc_opcode(s->wqe.opcode), 0, 0, 0, false);
 		req->comp++;
 		srnic_queue_advance_consumer(&qp->sq.queue);
+		srnic_post_wc(qp, false, s->wqe.wr_id, IB_WC_WR_FLUSH_ERR,
+			      srnic_wc_opcode(s->wqe.opcode), 0, 0, 0, false);
 	}
 	/* Posted, not issued: the ring still holds them. */
 	while ((req->comp & mask) != (prod & mask)) {
 		const struct rxe_send_wqe *u;
+		u64 wr_id;
+		u32 op;
 
 		u = srnic_queue_addr(&qp->sq.queue, req->comp);
-		srnic_post_wc(qp, false, READ_ONCE(u->wr.wr_id),
-			      IB_WC_WR_FLUSH_ERR,
-			      srnic_wc_opcode(READ_ONCE(u->wr.opcode)), 0, 0,
-			      0, false);
+		wr_id = READ_ONCE(u->wr.wr_id);
+		op = READ_ONCE(u->wr.opcode);
 		req->comp++;
 		srnic_queue_advance_consumer(&qp->sq.queue);
+		srnic_post_wc(qp, false, wr_id, IB_WC_WR_FLUSH_ERR,
+			      srnic_wc_opcode(op), 0, 0, 0, false);
 	}
 	req->issue = req->comp;
 	req->cur = req->comp;
@@ -489,10 +518,13 @@ void srnic_flush_rq(struct srnic_qp *qp)
 	while (!srnic_queue_empty(q)) {
 		const struct rxe_recv_wqe *u;
 
+		u64 wr_id;
+
 		u = srnic_queue_addr(q, srnic_queue_consumer(q));
-		srnic_post_wc(qp, true, READ_ONCE(u->wr_id),
-			      IB_WC_WR_FLUSH_ERR, IB_WC_RECV, 0, 0, 0, false);
+		wr_id = READ_ONCE(u->wr_id);
 		srnic_queue_advance_consumer(q);
+		srnic_post_wc(qp, true, wr_id, IB_WC_WR_FLUSH_ERR, IB_WC_RECV,
+			      0, 0, 0, false);
 	}
 }
 

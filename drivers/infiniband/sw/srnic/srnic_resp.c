@@ -416,6 +416,21 @@ static enum srnic_resp_verdict srnic_resp_atomic(struct srnic_qp *qp,
 	return SRNIC_RESP_OK;
 }
 
+/* Forget the Read responses not sent yet. */
+static void srnic_resp_drop_reads(struct srnic_qp *qp)
+{
+	struct srnic_resp *resp = &qp->resp;
+	struct srnic_read_job *job, *tmp;
+
+	list_for_each_entry_safe(job, tmp, &resp->reads, list) {
+		list_del(&job->list);
+		if (job->mr)
+			srnic_mr_put(job->mr);
+		kfree(job);
+	}
+	resp->nreads = 0;
+}
+
 /* A request with a PSN already executed. */
 static void srnic_resp_duplicate(struct srnic_qp *qp, struct srnic_pkt *pkt,
 				 struct sk_buff_head *out)
@@ -427,7 +442,13 @@ static void srnic_resp_duplicate(struct srnic_qp *qp, struct srnic_pkt *pkt,
 	srnic_counter_inc(to_sdev(qp->ibqp.device), SRNIC_CNT_DUP_REQ);
 	switch (pkt->opcode) {
 	case SRNIC_OP_READ_REQUEST:
-		/* Responses are regenerated from memory. */
+		/*
+		 * The requester went back to this PSN: everything it still
+		 * needs is at or after it and will be asked for again, so
+		 * responses still queued are dropped rather than sent twice.
+		 * The answer is regenerated from memory.
+		 */
+		srnic_resp_drop_reads(qp);
 		srnic_resp_read(qp, pkt);
 		return;
 	case SRNIC_OP_COMPARE_SWAP:
@@ -645,15 +666,8 @@ int srnic_resp_tx(struct srnic_qp *qp, struct sk_buff_head *out, int budget)
 void srnic_resp_drop_state(struct srnic_qp *qp)
 {
 	struct srnic_resp *resp = &qp->resp;
-	struct srnic_read_job *job, *tmp;
 
-	list_for_each_entry_safe(job, tmp, &resp->reads, list) {
-		list_del(&job->list);
-		if (job->mr)
-			srnic_mr_put(job->mr);
-		kfree(job);
-	}
-	resp->nreads = 0;
+	srnic_resp_drop_reads(qp);
 	if (resp->wmr)
 		srnic_mr_put(resp->wmr);
 	resp->wmr = NULL;

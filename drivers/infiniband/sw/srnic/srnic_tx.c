@@ -55,7 +55,7 @@ static const struct srnic_wqe_limits srnic_max_limits = {
  */
 int srnic_tx_module_init(void)
 {
-	srnic_wq = alloc_workqueue("srnic", WQ_HIGHPRI | WQ_UNBOUND, 0);
+	srnic_wq = alloc_workqueue("srnic", WQ_HIGHPRI, 0);
 	return srnic_wq ? 0 : -ENOMEM;
 }
 
@@ -587,6 +587,12 @@ static void srnic_req_task(struct tasklet_struct *t)
 	while ((skb = __skb_dequeue(&out)))
 		srnic_xmit(qp, skb);
 
+	/* A WQE completed in error (or the CQ overflowed): fail the QP. */
+	if (READ_ONCE(qp->req.flushing) &&
+	    READ_ONCE(qp->state) != IB_QPS_ERR) {
+		srnic_qp_error(qp);
+		return;
+	}
 	if (refetch)
 		queue_work(srnic_wq, &qp->req.pf_work);
 	if (budget <= 0)
@@ -622,6 +628,7 @@ static void srnic_req_timer(struct timer_list *t)
 		goto out;
 	}
 	req->retry_left--;
+	req->gap_pending = false;
 	srnic_req_rewind(qp, req->una);
 	srnic_req_arm_timer(qp);
 	tasklet_schedule(&req->task);

@@ -1,0 +1,90 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Interoperability with rdma_rxe on the wire: rdma_rxe in the initial
+# namespace (the only one where it carries traffic), srnic in another,
+# joined by a veth pair. srnic_rc_test moves data both ways, each side in
+# turn the requester:
+#
+#   order      RDMA Writes, then Write with Immediate, every byte checked on
+#              the Write-with-Imm completion, a Send back
+#   integrity  RDMA Write, Read-back and Send of checksummed chunks
+#
+# Environment: SRNIC_INTEROP_GENS (300), SRNIC_INTEROP_BYTES (16M).
+. "$(dirname "$0")/srnic_lib.sh"
+
+GENS=${SRNIC_INTEROP_GENS:-300}
+BYTES=${SRNIC_INTEROP_BYTES:-16M}
+RC_TEST=$SRNIC_BIN/srnic_rc_test
+PORT=18700
+
+srnic_require
+require_cmd ss timeout
+[ -x "$RC_TEST" ] || ktap_skip_rest "no $RC_TEST (run make)"
+modprobe rdma_rxe 2>/dev/null || ktap_skip_rest "no rdma_rxe module"
+ktap_print_header
+ktap_set_plan 9
+dmesg_mark
+
+srnic_load || srnic_bail "no module"
+defer srnic_unload
+setup_ns NS_B || srnic_bail "netns"
+setup_veth_pair - "$NS_B" 7 || srnic_bail "veth"
+ktap_test_result "rdma link add rxe0 (initial namespace, $VETH_A)" \
+	rdma link add rxe0 type rxe netdev "$VETH_A"
+ktap_test_result "rdma link add srnic1 ($NS_B, $VETH_B)" \
+	srnic_link_add "$NS_B" srnic1 "$VETH_B"
+GA=$(srnic_gid_wait rxe0 "$VETH_A_IP4") || srnic_bail "no rxe0 GID"
+GB=$(ip netns exec "$NS_B" bash -c ". '$SRNIC_TOP/selftests/srnic_lib.sh'; \
+	srnic_gid_wait srnic1 $VETH_B_IP4") || srnic_bail "no srnic1 GID"
+
+# xfer DESC SRV_NS SRV_DEV SRV_GID CLI_NS CLI_DEV CLI_GID ADDR ARGS...
+xfer() {
+	local desc=$1 sns=$2 sdev=$3 sg=$4 cns=$5 cdev=$6 cg=$7 addr=$8
+	local so=$SRNIC_TMP/$PORT.srv co=$SRNIC_TMP/$PORT.cli crc=0 src=0 spid
+	local sx=() cx=()
+	shift 8
+	[ "$sns" = - ] || sx=(ip netns exec "$sns")
+	[ "$cns" = - ] || cx=(ip netns exec "$cns")
+	"${sx[@]}" timeout 300 "$RC_TEST" --dev "$sdev" --gid-index "$sg" \
+		--port "$PORT" --server "$@" >"$so" 2>&1 &
+	spid=$!
+	for _ in $(seq 100); do
+		"${sx[@]}" ss -Hltn "sport = :$PORT" | grep -q . && break
+		sleep 0.1
+	done
+	"${cx[@]}" timeout 300 "$RC_TEST" --dev "$cdev" --gid-index "$cg" \
+		--port "$PORT" --connect "$addr" "$@" >"$co" 2>&1 || crc=$?
+	wait "$spid" || src=$?
+	PORT=$((PORT + 1))
+	tail -n 1 "$co" | sed 's/^/# /'
+	if [ $crc -eq 0 ] && [ $src -eq 0 ]; then
+		ktap_test_pass "$desc"
+	else
+		ktap_print_msg "client exit $crc, server exit $src"
+		sed 's/^/# client: /' "$co" | tail -n 5
+		sed 's/^/# server: /' "$so" | tail -n 5
+		ktap_test_fail "$desc"
+	fi
+}
+
+xfer "order: rdma_rxe writes to srnic (--gens $GENS)" \
+	"$NS_B" srnic1 "$GB" - rxe0 "$GA" "$VETH_B_IP4" --gens "$GENS" order
+xfer "order: srnic writes to rdma_rxe (--gens $GENS)" \
+	- rxe0 "$GA" "$NS_B" srnic1 "$GB" "$VETH_A_IP4" --gens "$GENS" order
+xfer "integrity: rdma_rxe Write/Read/Send with srnic (--bytes $BYTES)" \
+	"$NS_B" srnic1 "$GB" - rxe0 "$GA" "$VETH_B_IP4" --bytes "$BYTES" \
+	integrity
+xfer "integrity: srnic Write/Read/Send with rdma_rxe (--bytes $BYTES)" \
+	- rxe0 "$GA" "$NS_B" srnic1 "$GB" "$VETH_A_IP4" --bytes "$BYTES" \
+	integrity
+
+# srnic's device first: unloading rdma_rxe would remove it too.
+ktap_test_result "rdma link delete srnic1" rdma link delete srnic1
+rdma link delete rxe0
+rmmod rdma_rxe 2>/dev/null
+ktap_test_result "rmmod srnic" srnic_unload
+splats=$(dmesg_splats)
+[ -z "$splats" ] && ktap_test_pass "kernel log clean" ||
+	{ ktap_print_msg "$splats"; ktap_test_fail "kernel log clean"; }
+ktap_finished
