@@ -416,19 +416,25 @@ static enum srnic_resp_verdict srnic_resp_atomic(struct srnic_qp *qp,
 	return SRNIC_RESP_OK;
 }
 
-/* Forget the Read responses not sent yet. */
-static void srnic_resp_drop_reads(struct srnic_qp *qp)
+/*
+ * Forget the Read responses not sent yet from @psn on (all of them if
+ * @all). Responses before @psn stay: they answer requests the requester
+ * repeats after this one, in the same go-back-N burst.
+ */
+static void srnic_resp_drop_reads(struct srnic_qp *qp, u32 psn, bool all)
 {
 	struct srnic_resp *resp = &qp->resp;
 	struct srnic_read_job *job, *tmp;
 
 	list_for_each_entry_safe(job, tmp, &resp->reads, list) {
+		if (!all && srnic_psn_before(job->psn, psn))
+			continue;
 		list_del(&job->list);
+		resp->nreads--;
 		if (job->mr)
 			srnic_mr_put(job->mr);
 		kfree(job);
 	}
-	resp->nreads = 0;
 }
 
 /* A request with a PSN already executed. */
@@ -445,10 +451,11 @@ static void srnic_resp_duplicate(struct srnic_qp *qp, struct srnic_pkt *pkt,
 		/*
 		 * The requester went back to this PSN: everything it still
 		 * needs is at or after it and will be asked for again, so
-		 * responses still queued are dropped rather than sent twice.
+		 * responses still queued from here on are dropped rather
+		 * than sent twice.
 		 * The answer is regenerated from memory.
 		 */
-		srnic_resp_drop_reads(qp);
+		srnic_resp_drop_reads(qp, pkt->psn, false);
 		srnic_resp_read(qp, pkt);
 		return;
 	case SRNIC_OP_COMPARE_SWAP:
@@ -667,7 +674,7 @@ void srnic_resp_drop_state(struct srnic_qp *qp)
 {
 	struct srnic_resp *resp = &qp->resp;
 
-	srnic_resp_drop_reads(qp);
+	srnic_resp_drop_reads(qp, 0, true);
 	if (resp->wmr)
 		srnic_mr_put(resp->wmr);
 	resp->wmr = NULL;
