@@ -208,6 +208,21 @@ static bool srnic_ack_upto(struct srnic_qp *qp, u32 psn)
 	return moved;
 }
 
+/* The oldest WQE not done yet, or NULL. */
+static struct srnic_swqe *srnic_req_first_open(struct srnic_qp *qp)
+{
+	struct srnic_req *req = &qp->req;
+	u32 i;
+
+	for (i = req->comp; i != req->issue; i++) {
+		struct srnic_swqe *s = srnic_req_swqe(qp, i);
+
+		if (s->state != SRNIC_SWQE_DONE)
+			return s;
+	}
+	return NULL;
+}
+
 /* The WQE whose PSN range holds @psn, or NULL. */
 static struct srnic_swqe *srnic_req_find(struct srnic_qp *qp, u32 psn)
 {
@@ -289,9 +304,14 @@ static bool srnic_comp_read(struct srnic_qp *qp, struct srnic_pkt *pkt,
 		return false;
 	}
 
-	/* Everything before the Read is implicitly acknowledged. */
-	if (pkt->psn != s->first_psn || k == 0)
-		srnic_ack_upto(qp, srnic_psn_add(s->first_psn, -1));
+	/*
+	 * Everything before the Read is implicitly acknowledged; a Read or
+	 * atomic before it still missing responses means this one came out
+	 * of order (srnic_ack_upto() asked for the missing ones again).
+	 */
+	srnic_ack_upto(qp, srnic_psn_add(s->first_psn, -1));
+	if (srnic_req_first_open(qp) != s)
+		return false;
 	err = srnic_sge_copy(sdev, qp->ibqp.pd, s->wqe.sge, s->wqe.num_sge,
 			     s->read_off, (void *)payload, pkt->paylen, true);
 	if (err) {
@@ -319,6 +339,8 @@ static bool srnic_comp_atomic(struct srnic_qp *qp, struct srnic_pkt *pkt)
 		   s->wqe.opcode != IB_WR_ATOMIC_FETCH_AND_ADD))
 		return false;
 	srnic_ack_upto(qp, srnic_psn_add(s->first_psn, -1));
+	if (srnic_req_first_open(qp) != s)
+		return false;
 	err = srnic_sge_copy(sdev, qp->ibqp.pd, s->wqe.sge, s->wqe.num_sge, 0,
 			     &orig, sizeof(orig), true);
 	if (err) {
