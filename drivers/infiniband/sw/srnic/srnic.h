@@ -778,6 +778,7 @@ void srnic_post_wc(struct srnic_qp *qp, bool recv, u64 wr_id,
 void srnic_resp_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 		   const u8 *payload);
 int srnic_resp_tx(struct srnic_qp *qp, struct sk_buff_head *out, int budget);
+void srnic_resp_init(struct srnic_qp *qp);
 void srnic_resp_reset(struct srnic_qp *qp);
 void srnic_resp_drop_state(struct srnic_qp *qp);
 int srnic_rwqe_take(struct srnic_qp *qp, struct srnic_rwqe *rw);

@@ -297,10 +297,7 @@ EXPORT_SYMBOL_IF_KUNIT(srnic_check_qp_attr);
 static void srnic_qp_reset(struct srnic_qp *qp)
 {
 	/* Stop the pipeline: the receive path drops packets in RESET. */
-	cancel_work_sync(&qp->req.pf_work);
-	del_timer_sync(&qp->req.timer);
-	tasklet_kill(&qp->req.task);
-	del_timer_sync(&qp->req.timer);
+	srnic_qp_quiesce(qp);
 	srnic_req_reset(qp);
 	spin_lock_irq(&qp->sq.lock);
 	srnic_queue_reset(&qp->sq.queue);

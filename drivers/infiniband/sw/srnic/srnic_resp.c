@@ -682,6 +682,18 @@ void srnic_resp_drop_state(struct srnic_qp *qp)
 }
 
 /**
+ * srnic_resp_init() - the responder state of a new QP
+ * @qp: the QP
+ *
+ * Context: process context.
+ */
+void srnic_resp_init(struct srnic_qp *qp)
+{
+	spin_lock_init(&qp->resp.lock);
+	INIT_LIST_HEAD(&qp->resp.reads);
+}
+
+/**
  * srnic_resp_reset() - the responder back to its initial state
  * @qp: the QP
  *

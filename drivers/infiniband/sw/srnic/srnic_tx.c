@@ -675,9 +675,7 @@ int srnic_req_init(struct srnic_qp *qp)
 	INIT_WORK(&req->pf_work, srnic_pf_work);
 	tasklet_setup(&req->task, srnic_req_task);
 	timer_setup(&req->timer, srnic_req_timer, 0);
-
-	spin_lock_init(&qp->resp.lock);
-	INIT_LIST_HEAD(&qp->resp.reads);
+	srnic_resp_init(qp);
 	return 0;
 out:
 	kfree(req->fetch_buf);
@@ -687,8 +685,9 @@ out:
 
 /**
  * srnic_qp_quiesce() - stop every pipeline stage of a QP
- * @qp: the QP; its number no longer finds it, receivers are done with it
- *	(synchronize_net()) and @qp->dead is set
+ * @qp: the QP; nothing rearms its stages any more: it is being destroyed
+ *	(@qp->dead set, receivers done with it after synchronize_net()) or
+ *	in RESET (the receive path drops its packets)
  *
  * Context: process context, may sleep.
  */
