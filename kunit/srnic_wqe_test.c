@@ -6,6 +6,7 @@
 #include <kunit/test.h>
 #include <linux/random.h>
 
+#include "srnic_compat.h"
 #include "srnic_wqe.h"
 
 MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
@@ -110,6 +111,20 @@ static void srnic_wqe_valid(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, c.w->inline_data[63], 0x5a);
 	KUNIT_EXPECT_EQ(test, be32_to_cpu(c.w->imm), 0x01020304U);
 
+	/* Atomic Write: the 8 bytes travel in the WQE, byte for byte. */
+	good(&c, SRNIC_WR_ATOMIC_WRITE, 0, 0);
+	c.u->wr.wr.rdma.remote_addr = 0x7f0000003008ULL;
+	c.u->wr.wr.rdma.rkey = 0x4321;
+	memcpy(c.u->dma.inline_data, "\x01\x02\x03\x04\x05\x06\x07\x08", 8);
+	c.u->dma.length = 8;
+	KUNIT_EXPECT_EQ(test, run(&c), 0);
+	KUNIT_EXPECT_EQ(test, c.w->length, 8U);
+	KUNIT_EXPECT_EQ(test, c.w->num_sge, 0U);
+	KUNIT_EXPECT_EQ(test, c.w->rkey, 0x4321U);
+	KUNIT_EXPECT_EQ(test, c.w->remote_addr, 0x7f0000003008ULL);
+	KUNIT_EXPECT_EQ(test, memcmp(&c.w->swap,
+				     "\x01\x02\x03\x04\x05\x06\x07\x08", 8), 0);
+
 	ctx_init(test, &c, IB_QPT_UD, 2, 0);
 	good(&c, IB_WR_SEND, 2, 100);
 	KUNIT_EXPECT_EQ(test, run(&c), 0);
@@ -176,12 +191,20 @@ static void srnic_wqe_hostile(struct kunit *test)
 	good(&c, IB_WR_ATOMIC_CMP_AND_SWP, 1, 8);
 	c.u->wr.wr.atomic.remote_addr |= 4;
 	KUNIT_EXPECT_EQ(test, run(&c), -EINVAL);
+	good(&c, SRNIC_WR_ATOMIC_WRITE, 0, 0);
+	c.u->wr.wr.rdma.remote_addr = 0x7f0000003004ULL;
+	KUNIT_EXPECT_EQ(test, run(&c), -EINVAL);
+	good(&c, SRNIC_WR_ATOMIC_WRITE, 0, 0);
+	c.u->wr.send_flags |= IB_SEND_INLINE;
+	KUNIT_EXPECT_EQ(test, run(&c), -EINVAL);
 
 	/* Operations the QP type cannot do. */
 	ctx_init(test, &c, IB_QPT_UC, 4, 64);
 	good(&c, IB_WR_RDMA_READ, 1, 8);
 	KUNIT_EXPECT_EQ(test, run(&c), -EOPNOTSUPP);
 	good(&c, IB_WR_ATOMIC_FETCH_AND_ADD, 1, 8);
+	KUNIT_EXPECT_EQ(test, run(&c), -EOPNOTSUPP);
+	good(&c, SRNIC_WR_ATOMIC_WRITE, 0, 0);
 	KUNIT_EXPECT_EQ(test, run(&c), -EOPNOTSUPP);
 	good(&c, IB_WR_RDMA_WRITE_WITH_IMM, 1, 8);
 	KUNIT_EXPECT_EQ(test, run(&c), 0);

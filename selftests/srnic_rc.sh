@@ -5,12 +5,15 @@
 # namespaces joined by a veth pair, a srnic device on each end (srnic0 on
 # VETH_A in NS_A, srnic1 on VETH_B in NS_B).
 #
-#   ibv_rc_pingpong   plain, -s 1 MiB, -m 4096 (veth MTU 9000), -e
+#   ibv_rc_pingpong   plain, -s 1 MiB, -m 4096 (veth MTU 9000), -e;
+#                     ibv_srq_pingpong (16 QPs sharing an SRQ)
 #   perftest          send/write/read/atomic bw, send/write/read lat:
 #                     between the namespaces, and on self-loopback (both
 #                     ends on srnic0)
 #   srnic_rc_test     order (Write x K + Write with Immediate: no stale
 #                     byte; netem loss/reorder/delay; and on loopback),
+#                     awrite (the same with an RDMA Atomic Write flag),
+#                     IPv6 GIDs, path MTU 256 and 512,
 #                     integrity (netem loss/duplicate), retry, rnr,
 #                     access, scribble (loopback)
 #
@@ -50,7 +53,7 @@ srnic_require
 require_cmd tc ss timeout ibv_rc_pingpong "${PERFTESTS[@]}"
 [ -x "$RC_TEST" ] || ktap_skip_rest "no $RC_TEST (run make)"
 ktap_print_header
-ktap_set_plan 34
+ktap_set_plan 43
 
 # --- helpers -----------------------------------------------------------------
 
@@ -208,6 +211,13 @@ else
 	ktap_test_fail "RoCEv2 GIDs of $VETH_A_IP4 and $VETH_B_IP4"
 	srnic_bail "no GIDs"
 fi
+if GA6=$(srnic_gid_wait srnic0 "$VETH_A_IP6") &&
+   GB6=$(srnic_gid_wait srnic1 "$VETH_B_IP6"); then
+	ktap_test_pass "RoCEv2 IPv6 GIDs: srnic0 $VETH_A_IP6 at $GA6, srnic1 $VETH_B_IP6 at $GB6"
+else
+	ktap_test_fail "RoCEv2 GIDs of $VETH_A_IP6 and $VETH_B_IP6"
+	GA6=$GA GB6=$GB
+fi
 
 # --- ibv_rc_pingpong ---------------------------------------------------------
 
@@ -227,6 +237,11 @@ ktap_print_msg "veth MTU 9000: active_mtu $(ibv_devinfo -d srnic0 | awk '$1 == "
 pingpong "ibv_rc_pingpong -m 4096 (veth MTU 9000)" -m 4096
 pingpong "ibv_rc_pingpong -e (CQ events)" -e
 
+# A shared receive queue: 16 QPs on each side draw from one SRQ.
+SRV=(ibv_srq_pingpong -d srnic1 -g "$GB" -p "$PORT" -q 16 -n 200)
+CLI=(ibv_srq_pingpong -d srnic0 -g "$GA" -p "$PORT" -q 16 -n 200 "$VETH_B_IP4")
+SHOW_LINES=2 pair "ibv_srq_pingpong -q 16 -n 200 (SRQ)" "$NS_B" "$NS_A"
+
 # --- perftest ----------------------------------------------------------------
 
 for t in "${PERFTESTS[@]}"; do
@@ -245,10 +260,10 @@ done
 rc_test() {	# DESC TEST ARGS...: srnic_rc_test between the namespaces
 	local desc=$1
 	shift
-	SRV=("$RC_TEST" -v --dev srnic1 --gid-index "$GB" --port "$PORT"
-	     --server "$@")
-	CLI=("$RC_TEST" -v --dev srnic0 --gid-index "$GA" --port "$PORT"
-	     --connect "$VETH_B_IP4" "$@")
+	SRV=("$RC_TEST" -v --dev srnic1 --gid-index "${RC_GB:-$GB}"
+	     --port "$PORT" --server "$@")
+	CLI=("$RC_TEST" -v --dev srnic0 --gid-index "${RC_GA:-$GA}"
+	     --port "$PORT" --connect "$VETH_B_IP4" "$@")
 	SHOW_LINES=1 pair "$desc" "$NS_B" "$NS_A"
 }
 
@@ -261,29 +276,49 @@ if netem "${NETEM_ORDER[@]}"; then
 else
 	ktap_test_fail "order (write_imm_order): cannot add netem ${NETEM_ORDER[*]}"
 fi
+# The same contract with an RDMA Atomic Write as the notification.
+if netem "${NETEM_ORDER[@]}"; then
+	T=$T_NETEM rc_test "awrite (Writes + Atomic Write flag) --gens $((GENS / 4)), netem ${NETEM_ORDER[*]}" \
+		--gens $((GENS / 4)) --timeout 12 awrite
+else
+	ktap_test_fail "awrite: cannot add netem ${NETEM_ORDER[*]}"
+fi
 netem
 single "order (write_imm_order) --gens $GENS on loopback" "$NS_A" \
 	"$RC_TEST" -v --dev srnic0 --gid-index "$GA" --loop --gens "$GENS" order
+single "awrite --gens $GENS on loopback" "$NS_A" \
+	"$RC_TEST" -v --dev srnic0 --gid-index "$GA" --loop --gens "$GENS" awrite
+
+# RoCEv2 over IPv6 (UDP over IPv6, the ICRC over the IPv6 header), and
+# the smallest path MTUs (many packets per message).
+RC_GA=$GA6 RC_GB=$GB6 rc_test "order --gens 1000 over IPv6 GIDs" \
+	--gens 1000 order
+RC_GA=$GA6 RC_GB=$GB6 rc_test "integrity --bytes 32M over IPv6 GIDs" \
+	--bytes 32M integrity
+rc_test "integrity --bytes 16M at path MTU 256" --mtu 256 --bytes 16M \
+	integrity
+rc_test "order --gens 1000 at path MTU 512" --mtu 512 --gens 1000 order
 
 # The ordering test must be able to fail: with debug_late_place srnic
 # places Write payload after the completions, and stale bytes must show.
-late_place() {
+late_place() {	# TEST
 	local out=$LOGDIR/$KTAP_TESTNO-late-place.log rc=0
-	step "order sees stale bytes with debug_late_place=1 (sensitivity)" ||
-		return 0
+	local desc="$1 sees stale bytes with debug_late_place=1 (sensitivity)"
+	step "$desc" || return 0
 	echo 1 > /sys/module/srnic/parameters/debug_late_place
 	ip netns exec "$NS_A" timeout -k 20 "$T" "$RC_TEST" -v --dev srnic0 \
-		--gid-index "$GA" --loop --gens 200 order >"$out" 2>&1 || rc=$?
+		--gid-index "$GA" --loop --gens 200 "$1" >"$out" 2>&1 || rc=$?
 	echo 0 > /sys/module/srnic/parameters/debug_late_place
 	show_file "$out" 2
 	if [ $rc -eq 1 ] && grep -Eq 'stale_bytes [1-9]' "$out"; then
-		ktap_test_pass "order sees stale bytes with debug_late_place=1 (sensitivity)"
+		ktap_test_pass "$desc"
 	else
 		ktap_print_msg "expected exit 1 with stale bytes, got $(rc_text $rc)"
-		ktap_test_fail "order sees stale bytes with debug_late_place=1 (sensitivity)"
+		ktap_test_fail "$desc"
 	fi
 }
-late_place
+late_place order
+late_place awrite
 
 rc_test "integrity --bytes $BYTES, no netem" --bytes "$BYTES" integrity
 

@@ -73,13 +73,14 @@ enum test_id {
 	T_RNR,
 	T_ACCESS,
 	T_SCRIBBLE,
+	T_AWRITE,
 	T_COUNT
 };
 
 static const char *const test_names[T_COUNT] = {
 	[T_ORDER] = "order", [T_INTEGRITY] = "integrity",
 	[T_RETRY] = "retry", [T_RNR] = "rnr", [T_ACCESS] = "access",
-	[T_SCRIBBLE] = "scribble",
+	[T_SCRIBBLE] = "scribble", [T_AWRITE] = "awrite",
 };
 
 /* Test parameters: the client's are sent to the server in the hello. */
@@ -135,6 +136,7 @@ struct role {
 	struct params p;
 	int cq_wait_ms;
 	int verbose;
+	__u64 send_ops;		/* QPs get the ibv_wr_* API for these */
 };
 
 struct mr_desc {
@@ -681,7 +683,19 @@ static int conn_create_ex(struct conn *c, struct role *r, struct ibv_pd *pd,
 create_qp:
 	ia.send_cq = c->cq;
 	ia.recv_cq = c->cq;
-	c->qp = ibv_create_qp(pd, &ia);
+	if (r->send_ops) {
+		struct ibv_qp_init_attr_ex iax = {
+			.qp_type = ia.qp_type, .cap = ia.cap,
+			.send_cq = c->cq, .recv_cq = c->cq, .pd = pd,
+			.comp_mask = IBV_QP_INIT_ATTR_PD |
+				     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+			.send_ops_flags = r->send_ops,
+		};
+
+		c->qp = ibv_create_qp_ex(r->dev->ctx, &iax);
+	} else {
+		c->qp = ibv_create_qp(pd, &ia);
+	}
 	if (!c->qp) {
 		msg(r, "create_qp: %s", strerror(errno));
 		goto out_destroy;
@@ -1229,6 +1243,222 @@ static int order_client(struct role *r)
 		 peer_v[0], peer_v[1], errors, peer_v[2]);
 	line_add(&sum, " elapsed %.2f s %.1f MB/s %.0f gens/s", el,
 		 el > 0 ? (g - 1) * (double)len / el / 1e6 : 0,
+		 el > 0 ? (g - 1) / el : 0);
+	line_print(&sum);
+out_destroy:
+	conn_destroy(&c);
+	if (mr)
+		ibv_dereg_mr(mr);
+out_free:
+	free(sges);
+	free(wrs);
+	free(buf);
+	return rc;
+}
+
+/* --- awrite: K Writes, then an RDMA Atomic Write of a flag ------------------ */
+
+/*
+ * The seeds' "data before notification" with the notification an RDMA
+ * Atomic Write: the receiver gets no CQE at all; it watches an 8-byte flag
+ * after the data in its own memory and, when the flag says generation g,
+ * every byte before it must be g's.
+ */
+static int awrite_server(struct role *r)
+{
+	const struct params *p = &r->p;
+	size_t len = (size_t)p->writes * p->size, first;
+	__u64 stale = 0, bad_gens = 0, errors = 0, peer_fail, n;
+	struct qp_params qpp = qp_params(p, 14, 7, 7, 12);
+	struct peer_info mine = {}, theirs;
+	struct ibv_mr *mr = NULL;
+	__u64 *flag, f = 0;
+	struct conn c;
+	double dl;
+	__u8 *buf;
+	__u32 g;
+	int rc = EXIT_FAILED;
+
+	len = (len + 7) & ~(size_t)7;
+	buf = alloc_buf(len + sizeof(*flag), 0);
+	if (!buf || conn_create(&c, r, r->pd, 4, 4))
+		goto out_free;
+	flag = (__u64 *)(buf + len);
+	mr = reg(r, r->pd, buf, len + sizeof(*flag), IBV_ACCESS_LOCAL_WRITE |
+		 IBV_ACCESS_REMOTE_WRITE);
+	if (!mr)
+		goto out_destroy;
+	add_mr(&mine, mr);
+	if (conn_setup(&c, &mine, &theirs, &qpp) || ch_sync(r))
+		goto out_destroy;
+
+	for (g = 1; g <= p->gens && !errors; g++) {
+		dl = now_s() + r->cq_wait_ms / 1000.0;
+		while ((f = __atomic_load_n(flag, __ATOMIC_ACQUIRE)) != g) {
+			if (f > g || now_s() > dl || stopped())
+				break;
+			sched_yield();
+		}
+		if (f != g) {
+			msg(r, "generation %u: flag is %llu", g, f);
+			errors++;
+			break;
+		}
+		n = count_not(buf, (size_t)p->writes * p->size, gen_byte(g),
+			      &first);
+		if (n) {
+			if (bad_gens < 10)
+				msg(r, "gen %u: %llu stale bytes, first at %zu: %#x, want %#x",
+				    g, n, first, buf[first], gen_byte(g));
+			stale += n;
+			bad_gens++;
+		}
+		if (post_send1(&c, IBV_WR_SEND_WITH_IMM, WR_ACK, NULL, 0, 0,
+			       0, 0, g) || expect_ok(&c, WR_ACK, "ack send")) {
+			errors++;
+			break;
+		}
+	}
+	{
+		__u64 mine_v[3] = { stale, bad_gens, errors }, peer_v[3];
+
+		if (ch_swap(r, mine_v, peer_v, 3))
+			goto out_destroy;
+	}
+	rc = final_verdict(r, stale || bad_gens || errors, &peer_fail);
+	if (!r->quiet)
+		printf("awrite(server): %s gens %u stale_bytes %llu bad_gens %llu errors %llu\n",
+		       rc ? "FAIL" : "PASS", g - 1, stale, bad_gens, errors);
+out_destroy:
+	conn_destroy(&c);
+	if (mr)
+		ibv_dereg_mr(mr);
+out_free:
+	free(buf);
+	return rc;
+}
+
+static int awrite_client(struct role *r)
+{
+	struct line sum = {};
+	const struct params *p = &r->p;
+	size_t len = (size_t)p->writes * p->size;
+	struct qp_params qpp = qp_params(p, 14, 7, 7, 12);
+	struct peer_info mine = {}, theirs;
+	struct ibv_send_wr *wrs = NULL, *bad;
+	struct ibv_sge *sges = NULL;
+	__u64 errors = 0, peer_fail, peer_v[3] = { 0, 0, 1 }, g64;
+	struct ibv_mr *mr = NULL;
+	bool got_aw, got_ack;
+	struct ibv_qp_ex *qpx;
+	struct ibv_wc wc;
+	double t0, el = 0;
+	__u32 g, i;
+	struct conn c;
+	__u8 *buf;
+	int rc = EXIT_FAILED;
+
+	buf = alloc_buf(len, 0);
+	wrs = calloc(p->writes, sizeof(*wrs));
+	sges = calloc(p->writes, sizeof(*sges));
+	r->send_ops = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_ATOMIC_WRITE;
+	if (!buf || !wrs || !sges ||
+	    conn_create(&c, r, r->pd, p->writes + 2, 4))
+		goto out_free;
+	qpx = ibv_qp_to_qp_ex(c.qp);
+	mr = reg(r, r->pd, buf, len, IBV_ACCESS_LOCAL_WRITE);
+	if (!qpx || !mr || post_recv(&c, WR_ACK, NULL, 0, 0) ||
+	    conn_setup(&c, &mine, &theirs, &qpp))
+		goto out_destroy;
+	if (theirs.nmr < 1 || theirs.mr[0].len < ((len + 7) & ~7ul) + 8) {
+		msg(r, "peer buffer too small");
+		goto out_destroy;
+	}
+	if (ch_sync(r))
+		goto out_destroy;
+
+	t0 = now_s();
+	for (g = 1; g <= p->gens && !errors && !stopped(); g++) {
+		memset(buf, gen_byte(g), len);
+		for (i = 0; i < p->writes; i++) {
+			wr_init(&wrs[i], &sges[i], IBV_WR_RDMA_WRITE,
+				WR_WRITE, buf + (size_t)i * p->size, p->size,
+				mr->lkey, theirs.mr[0].addr +
+				(size_t)i * p->size, theirs.mr[0].rkey, 0);
+			wrs[i].next = i + 1 < p->writes ? &wrs[i + 1] : NULL;
+		}
+		i = ibv_post_send(c.qp, wrs, &bad);
+		if (i) {
+			msg(r, "generation %u: post_send: %s", g, strerror(i));
+			errors++;
+			break;
+		}
+		g64 = g;
+		ibv_wr_start(qpx);
+		qpx->wr_id = WR_IMM;
+		qpx->wr_flags = IBV_SEND_SIGNALED;
+		ibv_wr_atomic_write(qpx, theirs.mr[0].rkey, theirs.mr[0].addr +
+				    ((len + 7) & ~7ul), &g64);
+		i = ibv_wr_complete(qpx);
+		if (i) {
+			msg(r, "generation %u: wr_complete: %s", g,
+			    strerror(i));
+			errors++;
+			break;
+		}
+		got_aw = false;
+		got_ack = false;
+		while (!got_aw || !got_ack) {
+			if (wait_cqe(&c, &wc)) {
+				msg(r, "generation %u: waiting for the %s", g,
+				    got_aw ? "ack" : "Atomic Write completion");
+				errors++;
+				break;
+			}
+			if (wc.status != IBV_WC_SUCCESS) {
+				msg(r, "generation %u: wr_id %u status %s (%d)",
+				    g, (unsigned int)wc.wr_id,
+				    ibv_wc_status_str(wc.status), wc.status);
+				errors++;
+				break;
+			}
+			if (wc.wr_id == WR_IMM) {
+				if (wc.opcode != IBV_WC_ATOMIC_WRITE) {
+					msg(r, "Atomic Write CQE opcode %d",
+					    wc.opcode);
+					errors++;
+					break;
+				}
+				got_aw = true;
+			} else if (wc.wr_id == WR_ACK) {
+				if (ntohl(wc.imm_data) != g) {
+					msg(r, "ack for %u, expected %u",
+					    ntohl(wc.imm_data), g);
+					errors++;
+					break;
+				}
+				got_ack = true;
+				if (post_recv(&c, WR_ACK, NULL, 0, 0)) {
+					errors++;
+					break;
+				}
+			}
+		}
+	}
+	el = now_s() - t0;
+	{
+		__u64 mine_v[3] = { 0, 0, errors };
+
+		if (ch_swap(r, mine_v, peer_v, 3))
+			goto out_destroy;
+	}
+	rc = final_verdict(r, errors || stopped(), &peer_fail);
+	line_add(&sum, "awrite: %s gens %u writes %u x %u B + atomic write",
+		 stopped() ? "INTERRUPTED" : rc ? "FAIL" : "PASS", g - 1,
+		 p->writes, p->size);
+	line_add(&sum, " stale_bytes %llu bad_gens %llu errors %llu/%llu",
+		 peer_v[0], peer_v[1], errors, peer_v[2]);
+	line_add(&sum, " elapsed %.2f s %.0f gens/s", el,
 		 el > 0 ? (g - 1) / el : 0);
 	line_print(&sum);
 out_destroy:
@@ -2343,12 +2573,14 @@ typedef int (*role_fn)(struct role *r);
 
 static const role_fn server_fns[T_COUNT] = {
 	[T_ORDER] = order_server, [T_INTEGRITY] = integrity_server,
+	[T_AWRITE] = awrite_server,
 	[T_RETRY] = retry_server, [T_RNR] = rnr_server,
 	[T_ACCESS] = access_server,
 };
 
 static const role_fn client_fns[T_COUNT] = {
 	[T_ORDER] = order_client, [T_INTEGRITY] = integrity_client,
+	[T_AWRITE] = awrite_client,
 	[T_RETRY] = retry_client, [T_RNR] = rnr_client,
 	[T_ACCESS] = access_client,
 };
@@ -2451,7 +2683,8 @@ static int tcp_connect(const char *host, const char *port)
 
 static const char *const help_text[] = {
 	"srnic_rc_test [OPTIONS] (--server | --connect ADDR | --loop) TEST",
-	"TEST: order | integrity | retry | rnr | access | scribble (--loop)",
+	"TEST: order | awrite | integrity | retry | rnr | access |",
+	"      scribble (--loop)",
 	"  --dev NAME         RDMA device (default: the first)",
 	"  --gid-index N      GID index (default: first RoCEv2 IPv4 GID)",
 	"  --mtu BYTES        path MTU 256..4096 (default: port active MTU)",
@@ -2464,6 +2697,9 @@ static const char *const help_text[] = {
 	"  -v, --verbose      more diagnostics (twice: even more)",
 	"order:     --gens N (10000) --writes K (4) --size BYTES (16K)",
 	"           --imm-len N (0)",
+	"awrite:    order with an RDMA Atomic Write of the generation into",
+	"           a flag after the data, watched in memory: --gens --writes",
+	"           --size",
 	"integrity: --bytes N (256M) --chunk N (1M)",
 	"rnr:       --rnr-delay MS (100)",
 	"scribble:  --rounds N (1000)",

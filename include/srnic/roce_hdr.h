@@ -131,6 +131,7 @@ enum srnic_op {
 	SRNIC_OP_FETCH_ADD			= 0x14,
 	SRNIC_OP_SEND_LAST_INV			= 0x16,
 	SRNIC_OP_SEND_ONLY_INV			= 0x17,
+	SRNIC_OP_ATOMIC_WRITE			= 0x1d,	/* RC only */
 };
 
 #endif /* SRNIC_ROCE_HDR_H */

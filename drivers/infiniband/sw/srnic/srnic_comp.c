@@ -28,6 +28,8 @@ static enum ib_wc_opcode srnic_wc_opcode(u32 wr_opcode)
 		return IB_WC_COMP_SWAP;
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
 		return IB_WC_FETCH_ADD;
+	case SRNIC_WR_ATOMIC_WRITE:
+		return (enum ib_wc_opcode)SRNIC_WC_ATOMIC_WRITE;
 	default:
 		return IB_WC_SEND;
 	}

@@ -42,4 +42,21 @@ static inline struct ib_udata *srnic_cq_udata(struct srnic_cq_uarg *udata)
 #include <asm/unaligned.h>
 #endif
 
+/*
+ * RDMA Atomic Write arrived in v6.2 ("RDMA: Extend RDMA kernel verbs ABI
+ * to support atomic write"). The values are the user ABI's (the work
+ * request opcode librxe writes into the ring, the completion opcode
+ * libibverbs reads), so srnic uses them on 6.1 as well, where the stock
+ * rdma-core provider already posts them.
+ */
+#define SRNIC_WR_ATOMIC_WRITE	15	/* IB_UVERBS_WR_ATOMIC_WRITE */
+#define SRNIC_WC_ATOMIC_WRITE	9	/* IB_UVERBS_WC_ATOMIC_WRITE */
+#if KERNEL_VERSION(6, 2, 0) <= LINUX_VERSION_CODE
+static_assert(SRNIC_WR_ATOMIC_WRITE == IB_WR_ATOMIC_WRITE);
+static_assert(SRNIC_WC_ATOMIC_WRITE == IB_WC_ATOMIC_WRITE);
+#define SRNIC_DEVICE_ATOMIC_WRITE	IB_DEVICE_ATOMIC_WRITE
+#else
+#define SRNIC_DEVICE_ATOMIC_WRITE	0
+#endif
+
 #endif /* SRNIC_COMPAT_H */

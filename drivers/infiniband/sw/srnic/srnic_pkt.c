@@ -79,6 +79,9 @@ static const struct srnic_opinfo srnic_opcodes[256] = {
 	   SND | L | INV, 16),
 	OP(RC, SEND_ONLY_INV, "SEND_ONLY_WITH_INVALIDATE", SRNIC_HDR_IETH,
 	   SND | F | L | INV, 16),
+	/* IBA 1.5 (Atomic Write): RETH and exactly 8 bytes of payload. */
+	OP(RC, ATOMIC_WRITE, "RDMA_ATOMIC_WRITE", H_RETH,
+	   WR | F | L | SRNIC_OPF_AWRITE, 28),
 
 	OP(UC, SEND_FIRST, "SEND_FIRST", 0, SND | F, 12),
 	OP(UC, SEND_MIDDLE, "SEND_MIDDLE", 0, SND, 12),

@@ -41,6 +41,7 @@ enum srnic_op_flag {
 	SRNIC_OPF_ACK		= BIT(8),
 	SRNIC_OPF_IMM		= BIT(9),
 	SRNIC_OPF_INV		= BIT(10),
+	SRNIC_OPF_AWRITE	= BIT(11),	/* RDMA Atomic Write */
 };
 
 /**

@@ -338,6 +338,40 @@ drop_mr:
 	return v;
 }
 
+/*
+ * RDMA Atomic Write: 8 bytes to an aligned address, stored at once and
+ * atomically with respect to the device's other atomics. Ordered, like
+ * every request, after the Writes before it: the responder executes in
+ * PSN order. A duplicate is acknowledged, never stored again (a later
+ * value may already be there).
+ */
+static enum srnic_resp_verdict srnic_resp_atomic_write(struct srnic_qp *qp,
+						       struct srnic_pkt *pkt,
+						       const u8 *payload)
+{
+	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
+	enum srnic_resp_verdict v;
+	struct srnic_mr *mr;
+	u64 val;
+
+	if (pkt->dma_len != sizeof(val) || pkt->paylen != sizeof(val) ||
+	    (pkt->va & 7))
+		return SRNIC_RESP_INVALID;
+	v = srnic_resp_rkey(qp, pkt->rkey, pkt->va, sizeof(val),
+			    IB_ACCESS_REMOTE_WRITE, &mr);
+	if (v)
+		return v;
+	memcpy(&val, payload, sizeof(val));
+	/* The Writes before it are visible before the 8 bytes are. */
+	smp_wmb();
+	spin_lock(&sdev->atomic_lock);
+	srnic_mr_store64(mr, pkt->va, val);
+	spin_unlock(&sdev->atomic_lock);
+	srnic_mr_put(mr);
+	qp->resp.msn++;
+	return SRNIC_RESP_OK;
+}
+
 /* Queue the responses to a Read request (new or repeated). */
 static enum srnic_resp_verdict srnic_resp_read(struct srnic_qp *qp,
 					       struct srnic_pkt *pkt)
@@ -537,6 +571,8 @@ void srnic_resp_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 		v = SRNIC_RESP_INVALID;
 	} else if (flags & SRNIC_OPF_SEND) {
 		v = srnic_resp_send(qp, pkt, payload);
+	} else if (flags & SRNIC_OPF_AWRITE) {
+		v = srnic_resp_atomic_write(qp, pkt, payload);
 	} else if (flags & SRNIC_OPF_WRITE) {
 		v = srnic_resp_write(qp, pkt, payload);
 	} else if (flags & SRNIC_OPF_READ) {

@@ -431,6 +431,8 @@ static u8 srnic_req_opcode(u32 wr_op, bool first, bool last)
 		return SRNIC_OP_READ_REQUEST;
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 		return SRNIC_OP_COMPARE_SWAP;
+	case SRNIC_WR_ATOMIC_WRITE:
+		return SRNIC_OP_ATOMIC_WRITE;
 	default:
 		return SRNIC_OP_FETCH_ADD;
 	}
@@ -487,7 +489,9 @@ static int srnic_req_build(struct srnic_qp *qp, struct srnic_swqe *s,
 	skb = srnic_pkt_skb(&pkt, len, &data);
 	if (!skb)
 		return -ENOMEM;
-	if (len) {
+	if (w->opcode == SRNIC_WR_ATOMIC_WRITE) {
+		memcpy(data, &w->swap, len);
+	} else if (len) {
 		if (w->send_flags & IB_SEND_INLINE) {
 			memcpy(data, w->inline_data + off, len);
 		} else {
@@ -770,6 +774,9 @@ static int srnic_post_one(struct srnic_qp *qp, const struct ib_send_wr *wr)
 
 	if (unlikely(wr->num_sge < 0 || wr->num_sge > sq->max_sge))
 		return -EINVAL;
+	/* No kernel user posts Atomic Write; its data has no place here. */
+	if (unlikely(wr->opcode == SRNIC_WR_ATOMIC_WRITE))
+		return -EOPNOTSUPP;
 	if (unlikely(srnic_queue_full(&sq->queue)))
 		return -ENOMEM;
 

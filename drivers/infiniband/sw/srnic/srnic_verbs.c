@@ -77,7 +77,8 @@ void srnic_init_device_attr(struct srnic_dev *sdev, struct net_device *ndev)
 	a->max_qp = clamp_val(max_qp, 1, SRNIC_MAX_QP);
 	a->max_qp_wr = SRNIC_MAX_QP_WR;
 	a->device_cap_flags = IB_DEVICE_SRQ_RESIZE | IB_DEVICE_SYS_IMAGE_GUID |
-			      IB_DEVICE_PORT_ACTIVE_EVENT;
+			      IB_DEVICE_PORT_ACTIVE_EVENT |
+			      SRNIC_DEVICE_ATOMIC_WRITE;
 	/* "rdma link delete" may remove the device. */
 	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	a->max_send_sge = SRNIC_MAX_SGE;

@@ -6,6 +6,7 @@
 #include <linux/overflow.h>
 #include <kunit/visibility.h>
 
+#include "srnic_compat.h"
 #include "srnic_wqe.h"
 
 #define SRNIC_SEND_FLAGS (IB_SEND_FENCE | IB_SEND_SIGNALED | \
@@ -25,6 +26,7 @@ static bool srnic_wqe_opcode_ok(enum ib_qp_type type, u32 opcode)
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
 	case IB_WR_SEND_WITH_INV:
+	case SRNIC_WR_ATOMIC_WRITE:
 		return type == IB_QPT_RC;
 	default:
 		return false;
@@ -63,7 +65,7 @@ int srnic_wqe_from_user(const struct srnic_wqe_limits *lim,
 	u32 i, n, len = 0;
 
 	if (!srnic_wqe_opcode_ok(lim->type, opcode))
-		return opcode > IB_WR_RDMA_READ_WITH_INV ? -EINVAL : -EOPNOTSUPP;
+		return opcode > SRNIC_WR_ATOMIC_WRITE ? -EINVAL : -EOPNOTSUPP;
 	if (flags & ~SRNIC_SEND_FLAGS)
 		return -EINVAL;
 
@@ -96,6 +98,19 @@ int srnic_wqe_from_user(const struct srnic_wqe_limits *lim,
 		w->swap = u->wr.wr.atomic.swap;
 		if (w->remote_addr & 7)
 			return -EINVAL;
+	} else if (opcode == SRNIC_WR_ATOMIC_WRITE) {
+		/*
+		 * RDMA Atomic Write: 8 bytes, carried in the WQE itself where
+		 * the SGEs would be, stored at an aligned remote address.
+		 */
+		if (flags & IB_SEND_INLINE)
+			return -EINVAL;
+		w->remote_addr = u->wr.wr.rdma.remote_addr;
+		w->rkey = u->wr.wr.rdma.rkey;
+		memcpy(&w->swap, u->dma.inline_data, sizeof(w->swap));
+		w->num_sge = 0;
+		w->length = sizeof(w->swap);
+		return w->remote_addr & 7 ? -EINVAL : 0;
 	} else if (opcode == IB_WR_RDMA_WRITE ||
 		   opcode == IB_WR_RDMA_WRITE_WITH_IMM ||
 		   opcode == IB_WR_RDMA_READ) {

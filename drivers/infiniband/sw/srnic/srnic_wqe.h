@@ -40,7 +40,7 @@ struct srnic_wqe_limits {
  * @remote_addr: RDMA and atomic target address
  * @rkey: RDMA and atomic target key
  * @compare_add: CmpSwap compare value / FetchAdd addend
- * @swap: CmpSwap swap value
+ * @swap: CmpSwap swap value; the 8 data bytes of an Atomic Write
  * @ah_num: UD address handle number
  * @remote_qpn: UD destination QP
  * @remote_qkey: UD destination Q_Key
