@@ -13,6 +13,8 @@
 #   srnic_rc_test     order (Write x K + Write with Immediate: no stale
 #                     byte; netem loss/reorder/delay; and on loopback),
 #                     awrite (the same with an RDMA Atomic Write flag),
+#                     fence (IBV_SEND_FENCE, max_rd_atomic 2 under load),
+#                     solicit (solicited events), overrun (CQ overrun),
 #                     IPv6 GIDs, path MTU 256 and 512,
 #                     integrity (netem loss/duplicate), retry, rnr,
 #                     access, scribble (loopback)
@@ -53,7 +55,7 @@ srnic_require
 require_cmd tc ss timeout ibv_rc_pingpong "${PERFTESTS[@]}"
 [ -x "$RC_TEST" ] || ktap_skip_rest "no $RC_TEST (run make)"
 ktap_print_header
-ktap_set_plan 43
+ktap_set_plan 48
 
 # --- helpers -----------------------------------------------------------------
 
@@ -289,6 +291,35 @@ single "order (write_imm_order) --gens $GENS on loopback" "$NS_A" \
 single "awrite --gens $GENS on loopback" "$NS_A" \
 	"$RC_TEST" -v --dev srnic0 --gid-index "$GA" --loop --gens "$GENS" awrite
 
+# IBV_SEND_FENCE and max_rd_atomic = max_dest_rd_atomic = 2 under load:
+# a fenced Write of what a Read just fetched, Reads and atomics bursting
+# past the limit. Without the fence flag the test must see stale bytes.
+if netem "${NETEM_ORDER[@]}"; then
+	T=$T_NETEM rc_test "fence --gens $((GENS / 10)), netem ${NETEM_ORDER[*]}" \
+		--gens $((GENS / 10)) --timeout 12 fence
+else
+	ktap_test_fail "fence: cannot add netem ${NETEM_ORDER[*]}"
+fi
+netem
+single "fence --gens $GENS on loopback" "$NS_A" \
+	"$RC_TEST" -v --dev srnic0 --gid-index "$GA" --loop --gens "$GENS" fence
+no_fence() {
+	local out=$LOGDIR/$KTAP_TESTNO-no-fence.log rc=0
+	local desc="fence --no-fence sees stale bytes (sensitivity)"
+	step "$desc" || return 0
+	ip netns exec "$NS_A" timeout -k 20 "$T" "$RC_TEST" -v --dev srnic0 \
+		--gid-index "$GA" --loop --gens 200 --no-fence fence \
+		>"$out" 2>&1 || rc=$?
+	show_file "$out" 2
+	if [ $rc -eq 1 ] && grep -Eq 'stale_bytes [1-9]' "$out"; then
+		ktap_test_pass "$desc"
+	else
+		ktap_print_msg "expected exit 1 with stale bytes, got $(rc_text $rc)"
+		ktap_test_fail "$desc"
+	fi
+}
+no_fence
+
 # RoCEv2 over IPv6 (UDP over IPv6, the ICRC over the IPv6 header), and
 # the smallest path MTUs (many packets per message).
 RC_GA=$GA6 RC_GB=$GB6 rc_test "order --gens 1000 over IPv6 GIDs" \
@@ -332,6 +363,9 @@ else
 fi
 netem
 
+rc_test "solicit: solicited-only CQ events (Send, Write with Immediate)" \
+	solicit
+rc_test "overrun: a full CQ reports CQ_ERR, its QP goes to error" overrun
 rc_test "retry: unresponsive peer -> RETRY_EXC_ERR" retry
 rc_test "rnr: rnr_retry 7 waits for the receive, 0 -> RNR_RETRY_EXC_ERR" rnr
 rc_test "access: bad rkey/bounds/rights -> REM_ACCESS_ERR, memory intact" \

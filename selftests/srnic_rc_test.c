@@ -74,6 +74,9 @@ enum test_id {
 	T_ACCESS,
 	T_SCRIBBLE,
 	T_AWRITE,
+	T_FENCE,
+	T_SOLICIT,
+	T_OVERRUN,
 	T_COUNT
 };
 
@@ -81,6 +84,7 @@ static const char *const test_names[T_COUNT] = {
 	[T_ORDER] = "order", [T_INTEGRITY] = "integrity",
 	[T_RETRY] = "retry", [T_RNR] = "rnr", [T_ACCESS] = "access",
 	[T_SCRIBBLE] = "scribble", [T_AWRITE] = "awrite",
+	[T_FENCE] = "fence", [T_SOLICIT] = "solicit", [T_OVERRUN] = "overrun",
 };
 
 /* Test parameters: the client's are sent to the server in the hello. */
@@ -112,6 +116,7 @@ struct options {
 	int cq_wait_s;
 	const char *scribble_mode;
 	bool strict;		/* scribble: a stalled victim fails */
+	bool no_fence;		/* fence: leave IBV_SEND_FENCE off */
 	int verbose;
 	struct params p;
 };
@@ -137,6 +142,7 @@ struct role {
 	int cq_wait_ms;
 	int verbose;
 	__u64 send_ops;		/* QPs get the ibv_wr_* API for these */
+	__u8 rd_atomic;		/* max_rd_atomic/max_dest_rd_atomic; 0: 16 */
 };
 
 struct mr_desc {
@@ -726,7 +732,8 @@ static int conn_connect_qp(struct ibv_qp *qp, struct role *r, __u32 psn,
 		.path_mtu = r->dev->mtu,
 		.dest_qp_num = pi->qpn,
 		.rq_psn = pi->psn,
-		.max_dest_rd_atomic = r->dev->attr.max_qp_rd_atom < 16 ?
+		.max_dest_rd_atomic = r->rd_atomic ? r->rd_atomic :
+				      r->dev->attr.max_qp_rd_atom < 16 ?
 				      r->dev->attr.max_qp_rd_atom : 16,
 		.min_rnr_timer = qpp->min_rnr_timer,
 		.ah_attr = {
@@ -749,7 +756,8 @@ static int conn_connect_qp(struct ibv_qp *qp, struct role *r, __u32 psn,
 	a.retry_cnt = qpp->retry_cnt;
 	a.rnr_retry = qpp->rnr_retry;
 	a.sq_psn = psn;
-	a.max_rd_atomic = r->dev->attr.max_qp_init_rd_atom < 16 ?
+	a.max_rd_atomic = r->rd_atomic ? r->rd_atomic :
+			  r->dev->attr.max_qp_init_rd_atom < 16 ?
 			  r->dev->attr.max_qp_init_rd_atom : 16;
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
 			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
@@ -1469,6 +1477,459 @@ out_free:
 	free(sges);
 	free(wrs);
 	free(buf);
+	return rc;
+}
+
+/* --- fence: IBV_SEND_FENCE and max_rd_atomic under load ------------------- */
+
+#define FENCE_READS	8	/* small Reads per generation */
+#define FENCE_ATOMICS	4	/* Fetch&Adds per generation */
+#define FENCE_RD_ATOMIC	2	/* max_rd_atomic = max_dest_rd_atomic */
+#define FENCE_SMALL	64
+
+/*
+ * The server only offers memory: X and Y (--size bytes each) and an 8-byte
+ * counter. Both ends allow FENCE_RD_ATOMIC Reads/atomics in flight, so a
+ * requester that issued more would be refused by the responder.
+ */
+static int fence_server(struct role *r)
+{
+	const struct params *p = &r->p;
+	size_t len = 2 * (size_t)p->size + 8;
+	struct qp_params qpp = qp_params(p, 14, 7, 7, 12);
+	struct peer_info mine = {}, theirs;
+	__u64 peer_fail, cnt, mine_v[3] = { 0, 0, 0 }, peer_v[3];
+	struct ibv_mr *mr = NULL;
+	struct conn c;
+	__u8 *buf;
+	int rc = EXIT_FAILED;
+
+	r->rd_atomic = FENCE_RD_ATOMIC;
+	buf = alloc_buf(len, 0);
+	if (!buf || conn_create(&c, r, r->pd, 4, 4))
+		goto out_free;
+	mr = reg(r, r->pd, buf, len, IBV_ACCESS_LOCAL_WRITE |
+		 IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+		 IBV_ACCESS_REMOTE_ATOMIC);
+	if (!mr)
+		goto out_destroy;
+	add_mr(&mine, mr);
+	if (conn_setup(&c, &mine, &theirs, &qpp) || ch_sync(r) ||
+	    ch_swap(r, mine_v, peer_v, 3))
+		goto out_destroy;
+	/* The client's generations are done: the counter says how many. */
+	memcpy(&cnt, buf + 2 * (size_t)p->size, 8);
+	if (cnt != peer_v[0] * FENCE_ATOMICS) {
+		msg(r, "counter %llu after %llu generations, want %llu", cnt,
+		    peer_v[0], peer_v[0] * FENCE_ATOMICS);
+		mine_v[2] = 1;
+	}
+	if (ch_swap(r, mine_v, peer_v, 3))
+		goto out_destroy;
+	rc = final_verdict(r, mine_v[2], &peer_fail);
+out_destroy:
+	conn_destroy(&c);
+	if (mr)
+		ibv_dereg_mr(mr);
+out_free:
+	free(buf);
+	return rc;
+}
+
+/*
+ * Each generation g, in one post:
+ *   Write g's bytes -> X; Read X -> L; Write L -> Y (FENCE); Read Y -> M;
+ *   FENCE_READS Reads of X; FENCE_ATOMICS Fetch&Adds of the counter.
+ * The fenced Write may not start before the Read into L completes: if it
+ * did, Y (and so M) would hold the previous generation. The burst keeps
+ * more Reads/atomics posted than max_rd_atomic allows in flight.
+ */
+static int fence_client(struct role *r)
+{
+	enum { NWR = 4 + FENCE_READS + FENCE_ATOMICS };
+	struct line sum = {};
+	const struct params *p = &r->p;
+	size_t sz = p->size, first, len = 4 * sz + FENCE_READS * FENCE_SMALL +
+		    FENCE_ATOMICS * 8;
+	struct qp_params qpp = qp_params(p, 14, 7, 7, 12);
+	struct peer_info mine = {}, theirs;
+	struct ibv_send_wr wrs[NWR], *bad;
+	struct ibv_sge sges[NWR];
+	__u64 errors = 0, stale_y = 0, stale_l = 0, bad_small = 0;
+	__u64 bad_atomic = 0, peer_fail, peer_v[3] = { 0, 0, 1 }, n, orig;
+	__u8 *buf, *w, *l, *m, *small, *orig_buf;
+	__u64 raddr, counter;
+	struct ibv_mr *mr = NULL;
+	__u32 rkey, g, i, k;
+	struct ibv_wc wc;
+	double t0, el = 0;
+	struct conn c;
+	int rc = EXIT_FAILED;
+
+	r->rd_atomic = FENCE_RD_ATOMIC;
+	buf = alloc_buf(len, 0);
+	if (!buf || conn_create(&c, r, r->pd, NWR + 2, 4))
+		goto out_free;
+	w = buf;
+	l = w + sz;
+	m = l + sz;
+	small = m + sz + sz;
+	orig_buf = small + FENCE_READS * FENCE_SMALL;
+	mr = reg(r, r->pd, buf, len, IBV_ACCESS_LOCAL_WRITE);
+	if (!mr || conn_setup(&c, &mine, &theirs, &qpp))
+		goto out_destroy;
+	if (theirs.nmr < 1 || theirs.mr[0].len < 2 * sz + 8) {
+		msg(r, "peer buffer too small");
+		goto out_destroy;
+	}
+	raddr = theirs.mr[0].addr;
+	rkey = theirs.mr[0].rkey;
+	counter = raddr + 2 * sz;
+	if (ch_sync(r))
+		goto out_destroy;
+
+	t0 = now_s();
+	for (g = 1; g <= p->gens && !errors && !stopped(); g++) {
+		memset(w, gen_byte(g), sz);
+		wr_init(&wrs[0], &sges[0], IBV_WR_RDMA_WRITE, WR_WRITE, w, sz,
+			mr->lkey, raddr, rkey, 0);
+		wr_init(&wrs[1], &sges[1], IBV_WR_RDMA_READ, WR_READ, l, sz,
+			mr->lkey, raddr, rkey, 0);
+		wr_init(&wrs[2], &sges[2], IBV_WR_RDMA_WRITE, WR_WRITE, l, sz,
+			mr->lkey, raddr + sz, rkey,
+			opt.no_fence ? 0 : IBV_SEND_FENCE);
+		wr_init(&wrs[3], &sges[3], IBV_WR_RDMA_READ, WR_READ, m, sz,
+			mr->lkey, raddr + sz, rkey, 0);
+		for (k = 4, i = 0; i < FENCE_READS; i++, k++)
+			wr_init(&wrs[k], &sges[k], IBV_WR_RDMA_READ, WR_READ,
+				small + i * FENCE_SMALL, FENCE_SMALL, mr->lkey,
+				raddr + i * FENCE_SMALL, rkey, 0);
+		for (i = 0; i < FENCE_ATOMICS; i++) {
+			wr_init(&wrs[k], &sges[k], IBV_WR_ATOMIC_FETCH_AND_ADD,
+				WR_PROBE, orig_buf + i * 8, 8, mr->lkey, 0, 0,
+				0);
+			wrs[k].wr.atomic.remote_addr = counter;
+			wrs[k].wr.atomic.rkey = rkey;
+			wrs[k].wr.atomic.compare_add = 1;
+			k++;
+		}
+		wrs[k - 1].send_flags |= IBV_SEND_SIGNALED;
+		for (i = 0; i + 1 < k; i++)
+			wrs[i].next = &wrs[i + 1];
+		i = ibv_post_send(c.qp, wrs, &bad);
+		if (i) {
+			msg(r, "generation %u: post_send: %s", g, strerror(i));
+			errors++;
+			break;
+		}
+		if (wait_cqe(&c, &wc) || wc.status != IBV_WC_SUCCESS ||
+		    wc.wr_id != WR_PROBE) {
+			msg(r, "generation %u: completion %s (%d) wr_id %u", g,
+			    ibv_wc_status_str(wc.status), wc.status,
+			    (unsigned int)wc.wr_id);
+			errors++;
+			break;
+		}
+		n = count_not(l, sz, gen_byte(g), &first);
+		stale_l += n;
+		n = count_not(m, sz, gen_byte(g), &first);
+		if (n && stale_y < 10 * sz)
+			msg(r, "gen %u: Y has %llu stale bytes, first at %zu: %#x, want %#x",
+			    g, n, first, m[first], gen_byte(g));
+		stale_y += n;
+		bad_small += count_not(small, FENCE_READS * FENCE_SMALL,
+				       gen_byte(g), &first);
+		for (i = 0; i < FENCE_ATOMICS; i++) {
+			memcpy(&orig, orig_buf + i * 8, 8);
+			if (orig != (__u64)(g - 1) * FENCE_ATOMICS + i) {
+				if (bad_atomic < 10)
+					msg(r, "gen %u: fetch_add %u returned %llu",
+					    g, i, orig);
+				bad_atomic++;
+			}
+		}
+	}
+	el = now_s() - t0;
+	{
+		__u64 mine_v[3] = { g - 1, 0, 0 };
+
+		if (ch_swap(r, mine_v, peer_v, 3))
+			goto out_destroy;
+		mine_v[2] = errors || stale_l || stale_y || bad_small ||
+			    bad_atomic;
+		if (ch_swap(r, mine_v, peer_v, 3))
+			goto out_destroy;
+	}
+	rc = final_verdict(r, errors || stale_l || stale_y || bad_small ||
+			   bad_atomic || stopped(), &peer_fail);
+	line_add(&sum, "fence: %s gens %u %s rd_atomic %u",
+		 stopped() ? "INTERRUPTED" : rc ? "FAIL" : "PASS", g - 1,
+		 opt.no_fence ? "NO FENCE" : "fenced", FENCE_RD_ATOMIC);
+	line_add(&sum, " stale_bytes %llu (read %llu) bad_reads %llu",
+		 stale_y, stale_l, bad_small);
+	line_add(&sum, " bad_atomics %llu errors %llu counter %s", bad_atomic,
+		 errors, peer_v[2] ? "WRONG" : "ok");
+	line_add(&sum, " elapsed %.2f s %.0f gens/s", el,
+		 el > 0 ? (g - 1) / el : 0);
+	line_print(&sum);
+out_destroy:
+	conn_destroy(&c);
+	if (mr)
+		ibv_dereg_mr(mr);
+out_free:
+	free(buf);
+	return rc;
+}
+
+/* --- solicit: solicited-only CQ events ----------------------------------- */
+
+/* A completion event within @ms? Consumes it (the CQ is then unarmed). */
+static int chan_event(struct conn *c, int ms)
+{
+	struct pollfd pfd = { .fd = c->chan->fd, .events = POLLIN };
+	struct ibv_cq *ev_cq;
+	void *ev_ctx;
+
+	if (poll(&pfd, 1, ms) <= 0 || !(pfd.revents & POLLIN) ||
+	    ibv_get_cq_event(c->chan, &ev_cq, &ev_ctx))
+		return 0;
+	ibv_ack_cq_events(ev_cq, 1);
+	return 1;
+}
+
+/* Take every completion in the CQ; each must be a successful @op. */
+static int drain_cq(struct conn *c, enum ibv_wc_opcode op, int *bad)
+{
+	struct ibv_wc wc;
+	int n = 0;
+
+	while (ibv_poll_cq(c->cq, 1, &wc) > 0) {
+		n++;
+		if (wc.status != IBV_WC_SUCCESS || wc.opcode != op) {
+			msg(c->r, "CQE status %s opcode %d, want opcode %d",
+			    ibv_wc_status_str(wc.status), wc.opcode, op);
+			(*bad)++;
+		}
+	}
+	return n;
+}
+
+/*
+ * The receiver arms its CQ for solicited events only: three unsolicited
+ * Sends complete without an event; a solicited Send, then a solicited
+ * Write with Immediate, each raise one; armed for any completion, an
+ * unsolicited Send raises one.
+ */
+static int solicit_server(struct role *r)
+{
+	struct qp_params qpp = qp_params(&r->p, 14, 7, 7, 12);
+	struct peer_info mine = {}, theirs;
+	__u64 peer_fail;
+	struct conn c;
+	int i, n, ev, bad = 0;
+	int rc = EXIT_FAILED;
+
+	if (conn_create(&c, r, r->pd, 4, 8))
+		return rc;
+	for (i = 0; i < 8; i++)
+		if (post_recv(&c, WR_RECV, NULL, 0, 0))
+			goto out;
+	if (conn_setup(&c, &mine, &theirs, &qpp) ||
+	    ibv_req_notify_cq(c.cq, 1) || ch_sync(r))
+		goto out;
+
+	if (ch_sync(r))		/* three unsolicited Sends done */
+		goto out;
+	ev = chan_event(&c, 500);
+	n = drain_cq(&c, IBV_WC_RECV, &bad);
+	msg(r, "3 unsolicited Sends: %d CQEs, %d events (want 3, 0)", n, ev);
+	bad += n != 3 || ev;
+
+	if (ibv_req_notify_cq(c.cq, 1) || ch_sync(r))
+		goto out;	/* solicited Send */
+	ev = chan_event(&c, r->cq_wait_ms);
+	n = drain_cq(&c, IBV_WC_RECV, &bad);
+	msg(r, "solicited Send: %d CQEs, %d events (want 1, 1)", n, ev);
+	bad += n != 1 || !ev;
+
+	if (ibv_req_notify_cq(c.cq, 1) || ch_sync(r))
+		goto out;	/* solicited Write with Immediate */
+	ev = chan_event(&c, r->cq_wait_ms);
+	n = drain_cq(&c, IBV_WC_RECV_RDMA_WITH_IMM, &bad);
+	msg(r, "solicited Write with Immediate: %d CQEs, %d events (want 1, 1)",
+	    n, ev);
+	bad += n != 1 || !ev;
+
+	if (ibv_req_notify_cq(c.cq, 0) || ch_sync(r))
+		goto out;	/* unsolicited Send, armed for any */
+	ev = chan_event(&c, r->cq_wait_ms);
+	n = drain_cq(&c, IBV_WC_RECV, &bad);
+	msg(r, "unsolicited Send, armed for any: %d CQEs, %d events (want 1, 1)",
+	    n, ev);
+	bad += n != 1 || !ev;
+
+	rc = final_verdict(r, bad, &peer_fail);
+	if (!r->quiet)
+		printf("solicit(server): %s\n", rc ? "FAIL" : "PASS");
+out:
+	conn_destroy(&c);
+	return rc;
+}
+
+static int solicit_send(struct conn *c, enum ibv_wr_opcode op,
+			unsigned int flags)
+{
+	struct ibv_send_wr wr, *bad;
+	struct ibv_sge sge;
+
+	wr_init(&wr, &sge, op, WR_SEND, NULL, 0, 0, 0, 0,
+		IBV_SEND_SIGNALED | flags);
+	wr.imm_data = htonl(7);
+	if (ibv_post_send(c->qp, &wr, &bad))
+		return -1;
+	return expect_ok(c, WR_SEND, "send");
+}
+
+static int solicit_client(struct role *r)
+{
+	struct qp_params qpp = qp_params(&r->p, 14, 7, 7, 12);
+	struct peer_info mine = {}, theirs;
+	__u64 peer_fail, err = 1;
+	struct line sum = {};
+	struct conn c;
+	int i, rc = EXIT_FAILED;
+
+	if (conn_create(&c, r, r->pd, 4, 1))
+		return rc;
+	if (conn_setup(&c, &mine, &theirs, &qpp) || ch_sync(r))
+		goto out;
+	for (i = 0; i < 3; i++)
+		if (solicit_send(&c, IBV_WR_SEND, 0))
+			goto out;
+	if (ch_sync(r) || ch_sync(r) ||
+	    solicit_send(&c, IBV_WR_SEND, IBV_SEND_SOLICITED) ||
+	    ch_sync(r) ||
+	    solicit_send(&c, IBV_WR_RDMA_WRITE_WITH_IMM, IBV_SEND_SOLICITED) ||
+	    ch_sync(r) || solicit_send(&c, IBV_WR_SEND, 0))
+		goto out;
+	err = 0;
+out:
+	rc = final_verdict(r, err, &peer_fail);
+	line_add(&sum, "solicit: %s (the receiver's verdict: %s)",
+		 rc ? "FAIL" : "PASS", peer_fail ? "FAIL" : "PASS");
+	line_print(&sum);
+	conn_destroy(&c);
+	return rc;
+}
+
+/* --- overrun: a CQ too small for the traffic ------------------------------ */
+
+#define OVERRUN_SENDS 64
+
+/*
+ * The receiver's QP completes into an 8-entry CQ nobody polls, with 64
+ * receives posted. The CQ must fill, report IBV_EVENT_CQ_ERR, keep the
+ * completions it holds intact, and the QP must go to the error state.
+ */
+static int overrun_server(struct role *r)
+{
+	struct qp_params qpp = qp_params(&r->p, 14, 7, 7, 12);
+	struct peer_info mine = {}, theirs;
+	struct ibv_context *ctx = r->dev->ctx;
+	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event ae;
+	struct conn c, small = {};
+	int i, n = 0, bad = 0, cq_err = 0, st;
+	__u64 peer_fail;
+	double end;
+	int rc = EXIT_FAILED;
+
+	small.cq = ibv_create_cq(ctx, 8, NULL, NULL, 0);
+	if (!small.cq) {
+		msg(r, "create_cq 8: %s", strerror(errno));
+		return rc;
+	}
+	fcntl(ctx->async_fd, F_SETFL, fcntl(ctx->async_fd, F_GETFL) |
+	      O_NONBLOCK);
+	if (conn_create_ex(&c, r, r->pd, 4, OVERRUN_SENDS, &small))
+		goto out_cq;
+	for (i = 0; i < OVERRUN_SENDS; i++)
+		if (post_recv(&c, WR_RECV, NULL, 0, 0))
+			goto out;
+	if (conn_setup(&c, &mine, &theirs, &qpp) || ch_sync(r))
+		goto out;
+
+	end = now_s() + r->cq_wait_ms / 1000.0;
+	while (!cq_err && now_s() < end) {
+		if (poll(&pfd, 1, 200) <= 0 || ibv_get_async_event(ctx, &ae))
+			continue;
+		msg(r, "async event: %s", ibv_event_type_str(ae.event_type));
+		if (ae.event_type == IBV_EVENT_CQ_ERR &&
+		    ae.element.cq == small.cq)
+			cq_err = 1;
+		ibv_ack_async_event(&ae);
+	}
+	c.cq = small.cq;
+	n = drain_cq(&c, IBV_WC_RECV, &bad);
+	st = qp_state(c.qp);
+	msg(r, "CQ of %d entries: %d completions, CQ_ERR %s, QP %s",
+	    small.cq->cqe, n, cq_err ? "reported" : "MISSING",
+	    qp_state_str(st));
+	bad += !cq_err || n != small.cq->cqe || st != IBV_QPS_ERR;
+	if (ch_sync(r))
+		goto out;
+	rc = final_verdict(r, bad, &peer_fail);
+	if (!r->quiet)
+		printf("overrun(server): %s\n", rc ? "FAIL" : "PASS");
+out:
+	conn_destroy(&c);
+out_cq:
+	ibv_destroy_cq(small.cq);
+	return rc;
+}
+
+static int overrun_client(struct role *r)
+{
+	struct qp_params qpp = qp_params(&r->p, 10, 1, 7, 12);
+	struct peer_info mine = {}, theirs;
+	struct ibv_send_wr wr, *bad;
+	int i, ok = 0, failed = 0;
+	__u64 peer_fail, err = 1;
+	struct line sum = {};
+	struct ibv_sge sge;
+	struct ibv_wc wc;
+	struct conn c;
+	int rc = EXIT_FAILED;
+
+	if (conn_create(&c, r, r->pd, OVERRUN_SENDS, 1))
+		return rc;
+	if (conn_setup(&c, &mine, &theirs, &qpp) || ch_sync(r))
+		goto out;
+	for (i = 0; i < OVERRUN_SENDS; i++) {
+		wr_init(&wr, &sge, IBV_WR_SEND, WR_SEND, NULL, 0, 0, 0, 0,
+			IBV_SEND_SIGNALED);
+		if (ibv_post_send(c.qp, &wr, &bad))
+			goto out;
+	}
+	/* Every Send completes: the first ones fine, the rest in error. */
+	for (i = 0; i < OVERRUN_SENDS; i++) {
+		if (wait_cqe(&c, &wc))
+			goto out;
+		if (wc.status == IBV_WC_SUCCESS)
+			ok++;
+		else
+			failed++;
+	}
+	msg(r, "sends: %d completed, %d in error", ok, failed);
+	err = 0;
+out:
+	if (ch_sync(r))
+		err = 1;
+	rc = final_verdict(r, err, &peer_fail);
+	line_add(&sum, "overrun: %s sends ok %d failed %d (the receiver's verdict: %s)",
+		 rc ? "FAIL" : "PASS", ok, failed, peer_fail ? "FAIL" : "PASS");
+	line_print(&sum);
+	conn_destroy(&c);
 	return rc;
 }
 
@@ -2573,14 +3034,16 @@ typedef int (*role_fn)(struct role *r);
 
 static const role_fn server_fns[T_COUNT] = {
 	[T_ORDER] = order_server, [T_INTEGRITY] = integrity_server,
-	[T_AWRITE] = awrite_server,
+	[T_AWRITE] = awrite_server, [T_FENCE] = fence_server,
+	[T_SOLICIT] = solicit_server, [T_OVERRUN] = overrun_server,
 	[T_RETRY] = retry_server, [T_RNR] = rnr_server,
 	[T_ACCESS] = access_server,
 };
 
 static const role_fn client_fns[T_COUNT] = {
 	[T_ORDER] = order_client, [T_INTEGRITY] = integrity_client,
-	[T_AWRITE] = awrite_client,
+	[T_AWRITE] = awrite_client, [T_FENCE] = fence_client,
+	[T_SOLICIT] = solicit_client, [T_OVERRUN] = overrun_client,
 	[T_RETRY] = retry_client, [T_RNR] = rnr_client,
 	[T_ACCESS] = access_client,
 };
@@ -2683,8 +3146,8 @@ static int tcp_connect(const char *host, const char *port)
 
 static const char *const help_text[] = {
 	"srnic_rc_test [OPTIONS] (--server | --connect ADDR | --loop) TEST",
-	"TEST: order | awrite | integrity | retry | rnr | access |",
-	"      scribble (--loop)",
+	"TEST: order | awrite | fence | solicit | overrun | integrity |",
+	"      retry | rnr | access | scribble (--loop)",
 	"  --dev NAME         RDMA device (default: the first)",
 	"  --gid-index N      GID index (default: first RoCEv2 IPv4 GID)",
 	"  --mtu BYTES        path MTU 256..4096 (default: port active MTU)",
@@ -2700,6 +3163,9 @@ static const char *const help_text[] = {
 	"awrite:    order with an RDMA Atomic Write of the generation into",
 	"           a flag after the data, watched in memory: --gens --writes",
 	"           --size",
+	"fence:     per generation Write X, Read X->L, FENCE Write L->Y,",
+	"           Read Y, 8 Reads, 4 Fetch&Adds; max_rd_atomic 2:",
+	"           --gens N --size BYTES (X, Y); --no-fence (must fail)",
 	"integrity: --bytes N (256M) --chunk N (1M)",
 	"rnr:       --rnr-delay MS (100)",
 	"scribble:  --rounds N (1000)",
@@ -2762,7 +3228,7 @@ static const struct num_opt num_opts[] = {
 
 enum {
 	O_DEV = 0x200, O_PORT, O_SERVER, O_CONNECT, O_LOOP, O_SMODE,
-	O_STRICT,
+	O_STRICT, O_NO_FENCE,
 };
 
 static void check_args(void)
@@ -2790,16 +3256,17 @@ static void check_args(void)
 
 static void parse_args(int argc, char **argv)
 {
-	struct option lo[ARRAY_SIZE(num_opts) + 10] = {
+	struct option lo[ARRAY_SIZE(num_opts) + 11] = {
 		{ "dev", 1, NULL, O_DEV }, { "port", 1, NULL, O_PORT },
 		{ "server", 0, NULL, O_SERVER },
 		{ "connect", 1, NULL, O_CONNECT }, { "loop", 0, NULL, O_LOOP },
 		{ "scribble-mode", 1, NULL, O_SMODE },
 		{ "strict", 0, NULL, O_STRICT },
+		{ "no-fence", 0, NULL, O_NO_FENCE },
 		{ "verbose", 0, NULL, 'v' }, { "help", 0, NULL, 'h' },
 	};
 	const struct num_opt *no;
-	size_t i, n = 9;
+	size_t i, n = 10;
 	int c, t;
 	__u64 v;
 
@@ -2839,6 +3306,9 @@ static void parse_args(int argc, char **argv)
 			break;
 		case O_STRICT:
 			opt.strict = true;
+			break;
+		case O_NO_FENCE:
+			opt.no_fence = true;
 			break;
 		case 'v':
 			opt.verbose++;

@@ -372,6 +372,54 @@ static enum srnic_resp_verdict srnic_resp_atomic_write(struct srnic_qp *qp,
 	return SRNIC_RESP_OK;
 }
 
+static void srnic_read_job_free(struct srnic_qp *qp,
+				struct srnic_read_job *job)
+{
+	list_del(&job->list);
+	qp->resp.nreads--;
+	if (job->mr)
+		srnic_mr_put(job->mr);
+	kfree(job);
+}
+
+/*
+ * Forget the Read responses not sent yet from @psn on (all of them if
+ * @all). Responses before @psn stay: they answer requests the requester
+ * repeats after this one, in the same go-back-N burst.
+ */
+static void srnic_resp_drop_reads(struct srnic_qp *qp, u32 psn, bool all)
+{
+	struct srnic_read_job *job, *tmp;
+
+	list_for_each_entry_safe(job, tmp, &qp->resp.reads, list)
+		if (all || !srnic_psn_before(job->psn, psn))
+			srnic_read_job_free(qp, job);
+}
+
+/*
+ * Make room for a Read: at most max_dest_rd_atomic response jobs are
+ * queued. A requester within its limit never awaits more than that many
+ * Reads and completes them in order, so when the queue is full, the
+ * oldest job answers a duplicate request that arrived after the requester
+ * had what it asked for (reordering delivers those late), and it goes.
+ * Like a hardware responder recycling its oldest resource, this never
+ * refuses the Read a requester waits for; a requester beyond its limit
+ * loses its oldest responses and retries them.
+ */
+static void srnic_resp_room_for_read(struct srnic_qp *qp)
+{
+	struct srnic_resp *resp = &qp->resp;
+	struct srnic_read_job *job, *old;
+
+	while (resp->nreads >= max_t(u32, qp->max_dest_rd_atomic, 1)) {
+		old = NULL;
+		list_for_each_entry(job, &resp->reads, list)
+			if (!old || srnic_psn_before(job->psn, old->psn))
+				old = job;
+		srnic_read_job_free(qp, old);
+	}
+}
+
 /* Queue the responses to a Read request (new or repeated). */
 static enum srnic_resp_verdict srnic_resp_read(struct srnic_qp *qp,
 					       struct srnic_pkt *pkt)
@@ -382,8 +430,6 @@ static enum srnic_resp_verdict srnic_resp_read(struct srnic_qp *qp,
 	struct srnic_mr *mr;
 
 	if (pkt->dma_len > SRNIC_MAX_MSG_SIZE)
-		return SRNIC_RESP_INVALID;
-	if (resp->nreads >= max_t(u32, qp->max_dest_rd_atomic, 1))
 		return SRNIC_RESP_INVALID;
 	v = srnic_resp_rkey(qp, pkt->rkey, pkt->va, pkt->dma_len,
 			    IB_ACCESS_REMOTE_READ, &mr);
@@ -400,6 +446,7 @@ static enum srnic_resp_verdict srnic_resp_read(struct srnic_qp *qp,
 	job->resid = pkt->dma_len;
 	job->psn = pkt->psn;
 	job->first = true;
+	srnic_resp_room_for_read(qp);
 	list_add_tail(&job->list, &resp->reads);
 	resp->nreads++;
 	srnic_req_kick(qp);
@@ -448,27 +495,6 @@ static enum srnic_resp_verdict srnic_resp_atomic(struct srnic_qp *qp,
 	ack.orig = orig;
 	srnic_build_send(qp, out, &ack, 0);
 	return SRNIC_RESP_OK;
-}
-
-/*
- * Forget the Read responses not sent yet from @psn on (all of them if
- * @all). Responses before @psn stay: they answer requests the requester
- * repeats after this one, in the same go-back-N burst.
- */
-static void srnic_resp_drop_reads(struct srnic_qp *qp, u32 psn, bool all)
-{
-	struct srnic_resp *resp = &qp->resp;
-	struct srnic_read_job *job, *tmp;
-
-	list_for_each_entry_safe(job, tmp, &resp->reads, list) {
-		if (!all && srnic_psn_before(job->psn, psn))
-			continue;
-		list_del(&job->list);
-		resp->nreads--;
-		if (job->mr)
-			srnic_mr_put(job->mr);
-		kfree(job);
-	}
 }
 
 /* A request with a PSN already executed. */
@@ -685,13 +711,8 @@ int srnic_resp_tx(struct srnic_qp *qp, struct sk_buff_head *out, int budget)
 		job->psn = srnic_psn_add(job->psn, 1);
 		job->first = false;
 		n++;
-		if (last) {
-			list_del(&job->list);
-			resp->nreads--;
-			if (job->mr)
-				srnic_mr_put(job->mr);
-			kfree(job);
-		}
+		if (last)
+			srnic_read_job_free(qp, job);
 	}
 	spin_unlock_bh(&resp->lock);
 	return n;
