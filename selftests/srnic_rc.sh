@@ -322,13 +322,14 @@ no_fence
 
 # RoCEv2 over IPv6 (UDP over IPv6, the ICRC over the IPv6 header), and
 # the smallest path MTUs (many packets per message).
-RC_GA=$GA6 RC_GB=$GB6 rc_test "order --gens 1000 over IPv6 GIDs" \
-	--gens 1000 order
+RC_GA=$GA6 RC_GB=$GB6 rc_test "order --gens $((GENS / 10)) over IPv6 GIDs" \
+	--gens $((GENS / 10)) order
 RC_GA=$GA6 RC_GB=$GB6 rc_test "integrity --bytes 32M over IPv6 GIDs" \
 	--bytes 32M integrity
 rc_test "integrity --bytes 16M at path MTU 256" --mtu 256 --bytes 16M \
 	integrity
-rc_test "order --gens 1000 at path MTU 512" --mtu 512 --gens 1000 order
+rc_test "order --gens $((GENS / 10)) --imm-len 5000 at path MTU 512" \
+	--mtu 512 --gens $((GENS / 10)) --imm-len 5000 order
 
 # The ordering test must be able to fail: with debug_late_place srnic
 # places Write payload after the completions, and stale bytes must show.

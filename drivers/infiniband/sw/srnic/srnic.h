@@ -469,8 +469,11 @@ struct srnic_rwqe {
 };
 
 /**
- * struct srnic_read_job - a Read request the responder answers
- * @list: entry in srnic_resp::reads
+ * struct srnic_read_job - a response the responder still has to send
+ * @list: entry in srnic_resp::reads, in PSN order
+ * @skb: a response built already (an ACK, NAK or atomic response queued
+ *	behind Read responses, so that responses leave in PSN order); NULL
+ *	for a Read, described by the fields below
  * @mr: the MR read from, held
  * @va: next byte to send
  * @resid: bytes left
@@ -479,6 +482,7 @@ struct srnic_rwqe {
  */
 struct srnic_read_job {
 	struct list_head list;
+	struct sk_buff *skb;
 	struct srnic_mr *mr;
 	u64 va;
 	u32 resid;

@@ -281,6 +281,14 @@ static bool srnic_comp_read(struct srnic_qp *qp, struct srnic_pkt *pkt,
 	bool first, last;
 	int err;
 
+	if (s && s->wqe.opcode == SRNIC_WR_ATOMIC_WRITE) {
+		/* Answered like a Read with nothing to read (or ACKed). */
+		if (pkt->opcode != SRNIC_OP_READ_RESPONSE_ONLY || pkt->paylen) {
+			srnic_counter_inc(sdev, SRNIC_CNT_MALFORMED);
+			return false;
+		}
+		return srnic_ack_upto(qp, pkt->psn);
+	}
 	if (!s || s->wqe.opcode != IB_WR_RDMA_READ)
 		return false;
 	k = s->read_off / qp->mtu;

@@ -187,7 +187,6 @@ static enum srnic_resp_verdict srnic_resp_need_rwqe(struct srnic_qp *qp)
 		return SRNIC_RESP_OP_ERR;
 	}
 	resp->have_rwqe = true;
-	resp->roff = 0;
 	return SRNIC_RESP_OK;
 }
 
@@ -215,6 +214,12 @@ static enum srnic_resp_verdict srnic_resp_send(struct srnic_qp *qp,
 	v = srnic_resp_need_rwqe(qp);
 	if (v)
 		return v;
+	/*
+	 * A Send takes its receive WQE at its first packet; a Write with
+	 * Immediate at its last, where resp->roff counts what it wrote.
+	 */
+	if (pkt->info->flags & SRNIC_OPF_FIRST)
+		resp->roff = 0;
 	if (pkt->paylen > resp->rwqe.length - resp->roff) {
 		srnic_post_wc(qp, true, resp->rwqe.wr_id, IB_WC_LOC_LEN_ERR,
 			      IB_WC_RECV, resp->roff, 0, 0, false);
@@ -345,9 +350,28 @@ drop_mr:
  * PSN order. A duplicate is acknowledged, never stored again (a later
  * value may already be there).
  */
+/*
+ * The response to an RDMA Atomic Write: an RDMA Read Response Only without
+ * payload, as rdma_rxe answers it and expects it (srnic's requester also
+ * takes a plain ACK).
+ */
+static void srnic_resp_awrite_ack(struct srnic_qp *qp,
+				  struct sk_buff_head *out, u32 psn)
+{
+	struct srnic_pkt rsp = {
+		.opcode = SRNIC_OP_READ_RESPONSE_ONLY,
+		.psn = psn,
+		.syndrome = SRNIC_AETH_ACK | SRNIC_AETH_NO_CREDIT,
+		.msn = qp->resp.msn,
+	};
+
+	srnic_build_send(qp, out, &rsp, 0);
+}
+
 static enum srnic_resp_verdict srnic_resp_atomic_write(struct srnic_qp *qp,
 						       struct srnic_pkt *pkt,
-						       const u8 *payload)
+						       const u8 *payload,
+						       struct sk_buff_head *out)
 {
 	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
 	enum srnic_resp_verdict v;
@@ -369,6 +393,7 @@ static enum srnic_resp_verdict srnic_resp_atomic_write(struct srnic_qp *qp,
 	spin_unlock(&sdev->atomic_lock);
 	srnic_mr_put(mr);
 	qp->resp.msn++;
+	srnic_resp_awrite_ack(qp, out, pkt->psn);
 	return SRNIC_RESP_OK;
 }
 
@@ -376,9 +401,13 @@ static void srnic_read_job_free(struct srnic_qp *qp,
 				struct srnic_read_job *job)
 {
 	list_del(&job->list);
-	qp->resp.nreads--;
-	if (job->mr)
-		srnic_mr_put(job->mr);
+	if (job->skb) {
+		kfree_skb(job->skb);
+	} else {
+		qp->resp.nreads--;
+		if (job->mr)
+			srnic_mr_put(job->mr);
+	}
 	kfree(job);
 }
 
@@ -414,7 +443,8 @@ static void srnic_resp_room_for_read(struct srnic_qp *qp)
 	while (resp->nreads >= max_t(u32, qp->max_dest_rd_atomic, 1)) {
 		old = NULL;
 		list_for_each_entry(job, &resp->reads, list)
-			if (!old || srnic_psn_before(job->psn, old->psn))
+			if (!job->skb &&
+			    (!old || srnic_psn_before(job->psn, old->psn)))
 				old = job;
 		srnic_read_job_free(qp, old);
 	}
@@ -441,6 +471,7 @@ static enum srnic_resp_verdict srnic_resp_read(struct srnic_qp *qp,
 			srnic_mr_put(mr);
 		return SRNIC_RESP_DROP;
 	}
+	job->skb = NULL;
 	job->mr = mr;
 	job->va = pkt->va;
 	job->resid = pkt->dma_len;
@@ -535,6 +566,10 @@ static void srnic_resp_duplicate(struct srnic_qp *qp, struct srnic_pkt *pkt,
 			return;
 		}
 		return;
+	case SRNIC_OP_ATOMIC_WRITE:
+		/* Acknowledged again, never stored again. */
+		srnic_resp_awrite_ack(qp, out, pkt->psn);
+		return;
 	default:
 		/* Sends and Writes are acknowledged, not executed again. */
 		if (pkt->ack_req)
@@ -542,6 +577,31 @@ static void srnic_resp_duplicate(struct srnic_qp *qp, struct srnic_pkt *pkt,
 				       SRNIC_AETH_ACK | SRNIC_AETH_NO_CREDIT,
 				       srnic_psn_add(resp->epsn, -1));
 	}
+}
+
+/*
+ * Responses leave in PSN order: with Read responses still queued, an ACK
+ * or atomic response built now waits behind them in the same queue (sent
+ * first, it would tell the requester that the Read's responses were lost).
+ * Without memory the packet is dropped; the requester asks again.
+ */
+static void srnic_resp_queue_behind(struct srnic_qp *qp,
+				    struct sk_buff_head *out)
+{
+	struct srnic_read_job *job;
+	struct sk_buff *skb;
+
+	while ((skb = __skb_dequeue(out))) {
+		job = kzalloc(sizeof(*job), GFP_ATOMIC);
+		if (!job) {
+			kfree_skb(skb);
+			continue;
+		}
+		job->skb = skb;
+		job->psn = srnic_psn_add(qp->resp.epsn, -1);
+		list_add_tail(&job->list, &qp->resp.reads);
+	}
+	srnic_req_kick(qp);
 }
 
 static u32 srnic_read_npkts(struct srnic_qp *qp, u32 len)
@@ -598,7 +658,11 @@ void srnic_resp_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 	} else if (flags & SRNIC_OPF_SEND) {
 		v = srnic_resp_send(qp, pkt, payload);
 	} else if (flags & SRNIC_OPF_AWRITE) {
-		v = srnic_resp_atomic_write(qp, pkt, payload);
+		v = srnic_resp_atomic_write(qp, pkt, payload, &out);
+		if (!v) {
+			resp->epsn = srnic_psn_add(resp->epsn, 1);
+			goto out;
+		}
 	} else if (flags & SRNIC_OPF_WRITE) {
 		v = srnic_resp_write(qp, pkt, payload);
 	} else if (flags & SRNIC_OPF_READ) {
@@ -653,6 +717,8 @@ void srnic_resp_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 		break;
 	}
 out:
+	if (!ev && !skb_queue_empty(&out) && !list_empty(&resp->reads))
+		srnic_resp_queue_behind(qp, &out);
 	spin_unlock_bh(&resp->lock);
 	while ((skb = __skb_dequeue(&out)))
 		srnic_xmit(qp, skb);
@@ -693,6 +759,14 @@ int srnic_resp_tx(struct srnic_qp *qp, struct sk_buff_head *out, int budget)
 		struct srnic_pkt pkt = {};
 		u8 *data;
 
+		if (job->skb) {
+			__skb_queue_tail(out, job->skb);
+			job->skb = NULL;
+			list_del(&job->list);
+			kfree(job);
+			n++;
+			continue;
+		}
 		pkt.opcode = job->first ?
 			(last ? SRNIC_OP_READ_RESPONSE_ONLY :
 				SRNIC_OP_READ_RESPONSE_FIRST) :
