@@ -21,7 +21,8 @@ KVER ?= $(shell $(TOP)/scripts/kvers.sh --default)
 KDIR ?= /lib/modules/$(KVER)/build
 BUILD := $(TOP)/build
 
-SRCS := Kbuild kunit/Kbuild $(shell cd $(TOP) && find drivers include kunit -name '*.[ch]')
+SRCS := Kbuild kunit/Kbuild \
+	$(shell cd $(TOP) && find drivers include kunit selftests/kmod -name '*.[ch]')
 
 .PHONY: all modules modules-all lint sparse checkpatch demo check clean deps \
 	selftests-build

@@ -53,9 +53,10 @@ stage kunit scripts/kunit.sh --timeout 1800
 # under KASAN on TCG. The RC traffic runs a subset with smaller volumes
 # there (the sanitizers slow every packet down; everything ran above).
 stage selftests-debug env SRNIC_RC_GENS=300 SRNIC_RC_ROUNDS=100 \
-	SRNIC_RC_ONLY='pingpong \(4 KiB|order|retry|rnr|access|scribble' \
+	SRNIC_RC_ONLY='pingpong \(4 KiB|SRQ|order|awrite|fence|solicit|overrun|retry|rnr|access|scribble' \
 	scripts/kunit.sh --selftests --timeout 4200 \
-	srnic_basic.sh srnic_bad_input.sh rdma_core_tests.sh srnic_rc.sh
+	srnic_basic.sh srnic_bad_input.sh srnic_kqp.sh rdma_core_tests.sh \
+	srnic_rc.sh
 
 echo "results: $out"
 echo "$pass passed, $fail failed"

@@ -1,0 +1,117 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Kernel RDMA users over srnic: srnic_kqp.ko (selftests/kmod/srnic_kqp.c)
+# drives two kernel RC QPs of one srnic device, connected to each other
+# over the device's own RoCEv2 GID, through the kernel verbs API only:
+# send/receive with scatter/gather, immediate data, RDMA Write, Write with
+# Immediate, Read, atomics, inline and unsignaled sends, and the error
+# paths a kernel caller sees (-EINVAL, -ENOMEM, remote access errors,
+# flushes). The module runs every check inside module_init and logs one
+# "srnic_kqp: ok N - ..." or "srnic_kqp: not ok N - ..." line per check;
+# each becomes one KTAP line here, its "srnic_kqp: # ..." lines
+# diagnostics. insmod succeeds only if every check passed.
+#
+# Set-up: srnic0 on VETH_A in NS_A (srnic_two_hosts), created inside NS_A;
+# the module is loaded from NS_A once srnic0 has its IPv4 RoCEv2 GID.
+#
+# Environment:
+#	SRNIC_KQP_KO	the module (build/$(uname -r)/srnic_kqp.ko)
+. "$(dirname "$0")/srnic_lib.sh"
+
+KQP_KO=${SRNIC_KQP_KO:-$SRNIC_TOP/build/$(uname -r)/srnic_kqp.ko}
+# The module's checks, set-up included: kqp_checks[] in srnic_kqp.c + 1.
+KQP_CHECKS=19
+KMEMLEAK=/sys/kernel/debug/kmemleak
+
+srnic_require
+[ -f "$KQP_KO" ] || ktap_skip_rest "no $KQP_KO (run make)"
+ktap_print_header
+ktap_set_plan $((KQP_CHECKS + 9))
+
+dmesg_mark
+[ -w "$KMEMLEAK" ] && echo clear >"$KMEMLEAK" 2>/dev/null
+ktap_test_result "insmod srnic.ko" srnic_load || srnic_bail "no module"
+defer srnic_unload
+srnic_two_hosts || ktap_skip_rest "cannot create namespaces/veth"
+
+ktap_test_result "rdma link add srnic0 type srnic netdev $VETH_A (in $NS_A)" \
+	srnic_link_add "$NS_A" srnic0 "$VETH_A" || srnic_bail "no device"
+defer rdma link delete srnic0
+
+idx=$(srnic_gid_wait srnic0 "$VETH_A_IP4") &&
+	ktap_test_pass "srnic0 has the RoCEv2 GID of $VETH_A_IP4 (index $idx)" ||
+	{ ktap_test_fail "srnic0 has the RoCEv2 GID of $VETH_A_IP4"; srnic_bail "no GID"; }
+
+# --- the module ---------------------------------------------------------------
+
+defer rmmod srnic_kqp
+kmark=$(dmesg | wc -l)
+start=$(date +%s)
+out=$(ip netns exec "$NS_A" insmod "$KQP_KO" dev=srnic0 2>&1)
+rc=$?
+ktap_print_msg "insmod srnic_kqp.ko dev=srnic0: exit $rc after $(($(date +%s) - start)) s${out:+: $out}"
+# The module's lines, without the timestamps and the prefix.
+klog=$(dmesg | tail -n +$((kmark + 1)) | sed -n 's/^\[[^]]*\] //; s/^srnic_kqp: //p')
+printf '%s\n' "$klog" >"${SRNIC_OUT:-$SRNIC_TMP}/srnic_kqp.log" 2>/dev/null
+
+next=1
+while IFS= read -r l; do
+	case $l in
+	"# "*)
+		ktap_print_msg "srnic_kqp: ${l#\# }" ;;
+	"1.."*)
+		[ "${l#1..}" = "$KQP_CHECKS" ] ||
+			ktap_print_msg "srnic_kqp plans ${l#1..} checks, this script $KQP_CHECKS" ;;
+	"ok "*" - "* | "not ok "*" - "*)
+		res=${l%% - *} desc=${l#* - }
+		num=${res##* }
+		while [ "$next" -lt "$num" ] && [ "$next" -le "$KQP_CHECKS" ]; do
+			ktap_test_fail "srnic_kqp check $next: not reported"
+			next=$((next + 1))
+		done
+		if [ "${res% *}" = ok ]; then
+			ktap_test_pass "srnic_kqp: $desc"
+		else
+			ktap_test_fail "srnic_kqp: $desc"
+		fi
+		next=$((num + 1)) ;;
+	*)
+		[ -z "$l" ] || ktap_print_msg "srnic_kqp: $l" ;;
+	esac
+done <<<"$klog"
+while [ "$next" -le "$KQP_CHECKS" ]; do
+	ktap_test_fail "srnic_kqp check $next: not run"
+	next=$((next + 1))
+done
+
+[ $rc -eq 0 ] && ktap_test_pass "insmod srnic_kqp.ko dev=srnic0 succeeds (every check passed)" ||
+	ktap_test_fail "insmod srnic_kqp.ko dev=srnic0 succeeds (every check passed)"
+if lsmod | grep -q '^srnic_kqp '; then
+	ktap_test_result "rmmod srnic_kqp" rmmod srnic_kqp
+else
+	ktap_test_skip "rmmod srnic_kqp" "not loaded"
+fi
+
+# --- teardown -----------------------------------------------------------------
+
+ktap_test_result "rdma link delete srnic0" rdma link delete srnic0
+ktap_test_result "rmmod srnic" srnic_unload
+
+# kmemleak (the debug test kernel): nothing may leak. It reports objects
+# older than 5 s only.
+if [ -w "$KMEMLEAK" ]; then
+	sleep 6
+	echo scan >"$KMEMLEAK"
+	leaks=$(cat "$KMEMLEAK")
+	[ -z "$leaks" ] && ktap_test_pass "kmemleak: no new leak" ||
+		{ printf '%s\n' "$leaks" | head -n 60 | sed 's/^/# /'
+		  ktap_test_fail "kmemleak: no new leak"; }
+else
+	ktap_test_skip "kmemleak: no new leak" "no $KMEMLEAK"
+fi
+
+splats=$(dmesg_splats)
+[ -z "$splats" ] && ktap_test_pass "kernel log clean" ||
+	{ ktap_print_msg "$splats"; ktap_test_fail "kernel log clean"; }
+ktap_finished
