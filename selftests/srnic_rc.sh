@@ -280,29 +280,31 @@ else
 fi
 # The same contract with an RDMA Atomic Write as the notification.
 if netem "${NETEM_ORDER[@]}"; then
-	T=$T_NETEM rc_test "awrite (Writes + Atomic Write flag) --gens $((GENS / 4)), netem ${NETEM_ORDER[*]}" \
-		--gens $((GENS / 4)) --timeout 12 awrite
+	T=$T_NETEM rc_test "awrite (Writes + Atomic Write flag) --gens $((GENS / 20)), netem ${NETEM_ORDER[*]}" \
+		--gens $((GENS / 20)) --timeout 12 awrite
 else
 	ktap_test_fail "awrite: cannot add netem ${NETEM_ORDER[*]}"
 fi
 netem
 single "order (write_imm_order) --gens $GENS on loopback" "$NS_A" \
 	"$RC_TEST" -v --dev srnic0 --gid-index "$GA" --loop --gens "$GENS" order
-single "awrite --gens $GENS on loopback" "$NS_A" \
-	"$RC_TEST" -v --dev srnic0 --gid-index "$GA" --loop --gens "$GENS" awrite
+single "awrite --gens $((GENS / 2)) on loopback" "$NS_A" \
+	"$RC_TEST" -v --dev srnic0 --gid-index "$GA" --loop --gens $((GENS / 2)) \
+	awrite
 
 # IBV_SEND_FENCE and max_rd_atomic = max_dest_rd_atomic = 2 under load:
 # a fenced Write of what a Read just fetched, Reads and atomics bursting
 # past the limit. Without the fence flag the test must see stale bytes.
 if netem "${NETEM_ORDER[@]}"; then
-	T=$T_NETEM rc_test "fence --gens $((GENS / 10)), netem ${NETEM_ORDER[*]}" \
-		--gens $((GENS / 10)) --timeout 12 fence
+	T=$T_NETEM rc_test "fence --gens $((GENS / 40)), netem ${NETEM_ORDER[*]}" \
+		--gens $((GENS / 40)) --timeout 12 fence
 else
 	ktap_test_fail "fence: cannot add netem ${NETEM_ORDER[*]}"
 fi
 netem
-single "fence --gens $GENS on loopback" "$NS_A" \
-	"$RC_TEST" -v --dev srnic0 --gid-index "$GA" --loop --gens "$GENS" fence
+single "fence --gens $((GENS / 4)) on loopback" "$NS_A" \
+	"$RC_TEST" -v --dev srnic0 --gid-index "$GA" --loop --gens $((GENS / 4)) \
+	fence
 no_fence() {
 	local out=$LOGDIR/$KTAP_TESTNO-no-fence.log rc=0
 	local desc="fence --no-fence sees stale bytes (sensitivity)"

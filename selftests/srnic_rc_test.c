@@ -2436,6 +2436,14 @@ static const struct access_case access_cases[] = {
 	  64, false, false },
 	{ "control: Read inside the MR", IBV_WR_RDMA_READ, MR_RO, 256, 64,
 	  false, true },
+	{ "Atomic Write to an MR without REMOTE_WRITE", IBV_WR_ATOMIC_WRITE,
+	  MR_RO, 8, 8, false, false },
+	{ "Atomic Write just past the MR end", IBV_WR_ATOMIC_WRITE, MR_RW,
+	  ACC_LEN, 8, false, false },
+	{ "Atomic Write with a wrong rkey", IBV_WR_ATOMIC_WRITE, MR_RW, 64, 8,
+	  true, false },
+	{ "control: Atomic Write inside the MR", IBV_WR_ATOMIC_WRITE, MR_RW,
+	  512, 8, false, true },
 };
 
 #define ACCESS_NCASES ARRAY_SIZE(access_cases)
@@ -2489,7 +2497,8 @@ static int access_server(struct role *r)
 			conn_destroy(&c);
 			goto out_free;
 		}
-		if (ac->ok && ac->op == IBV_WR_RDMA_WRITE)
+		if (ac->ok && (ac->op == IBV_WR_RDMA_WRITE ||
+			       ac->op == IBV_WR_ATOMIC_WRITE))
 			for (i = 0; i < ac->len; i++)	/* what it wrote */
 				want[ac->mr][ac->off + i] =
 					(__u8)(0xc0 + k + i);
@@ -2559,6 +2568,8 @@ static int access_client(struct role *r)
 		want = ac->ok ? IBV_WC_SUCCESS : IBV_WC_REM_ACCESS_ERR;
 		for (i = 0; i < ACC_LEN; i++)
 			buf[i] = (__u8)(0xc0 + k + i);
+		r->send_ops = ac->op == IBV_WR_ATOMIC_WRITE ?
+			       IBV_QP_EX_WITH_ATOMIC_WRITE : 0;
 		if (conn_create(&c, r, r->pd, 4, 4))
 			goto out_free;
 		memset(&mine, 0, sizeof(mine));
@@ -2576,8 +2587,19 @@ static int access_client(struct role *r)
 		rkey = theirs.mr[ac->mr].rkey;
 		if (ac->bad_rkey)
 			rkey ^= 0x00ff0000;
-		if (post_send1(&c, ac->op, WR_PROBE, buf, ac->len, mr->lkey,
-			       raddr, rkey, 0)) {
+		if (ac->op == IBV_WR_ATOMIC_WRITE) {
+			struct ibv_qp_ex *qpx = ibv_qp_to_qp_ex(c.qp);
+
+			ibv_wr_start(qpx);
+			qpx->wr_id = WR_PROBE;
+			qpx->wr_flags = IBV_SEND_SIGNALED;
+			ibv_wr_atomic_write(qpx, rkey, raddr, buf);
+			if (ibv_wr_complete(qpx)) {
+				conn_destroy(&c);
+				goto out_free;
+			}
+		} else if (post_send1(&c, ac->op, WR_PROBE, buf, ac->len,
+				      mr->lkey, raddr, rkey, 0)) {
 			conn_destroy(&c);
 			goto out_free;
 		}
