@@ -247,6 +247,8 @@ static enum srnic_resp_verdict srnic_resp_send(struct srnic_qp *qp,
 	srnic_post_wc(qp, true, resp->rwqe.wr_id, IB_WC_SUCCESS, IB_WC_RECV,
 		      resp->roff, pkt->imm, flags, pkt->se);
 	resp->have_rwqe = false;
+	if (READ_ONCE(qp->req.flushing))
+		return SRNIC_RESP_DROP;	/* the CQE was lost: no ACK */
 	resp->in_op = 0;
 	resp->msn++;
 	srnic_counter_inc(sdev, SRNIC_CNT_RDMA_RECVS);
@@ -333,6 +335,8 @@ static enum srnic_resp_verdict srnic_resp_write(struct srnic_qp *qp,
 			      IB_WC_RECV_RDMA_WITH_IMM, resp->roff, pkt->imm,
 			      IB_WC_WITH_IMM, pkt->se);
 		resp->have_rwqe = false;
+		if (READ_ONCE(qp->req.flushing))
+			return SRNIC_RESP_DROP;	/* the CQE was lost */
 	}
 	return SRNIC_RESP_OK;
 
@@ -630,7 +634,13 @@ void srnic_resp_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 	struct sk_buff *skb;
 	s32 d;
 
-	if (state < IB_QPS_RTR || state == IB_QPS_ERR)
+	/*
+	 * A QP going to error (a completion was lost to a full CQ, a WQE
+	 * failed) acknowledges nothing more: what it cannot complete, the
+	 * requester must not believe delivered.
+	 */
+	if (state < IB_QPS_RTR || state == IB_QPS_ERR ||
+	    READ_ONCE(qp->req.flushing))
 		return;
 	__skb_queue_head_init(&out);
 
