@@ -6,6 +6,7 @@
 #   make modules-all     build for every supported kernel installed
 #   make lint            W=1, sparse and checkpatch --strict, both kernels
 #   make demo            set up, boot a guest, show srnic working
+#   make bench           srnic beside rdma_rxe (perftest), a table of ratios
 #   make check           set up, lint, build, every test on both kernels
 #
 # Each kernel gets its own build tree, build/<kver>/, a copy of the
@@ -25,7 +26,7 @@ SRCS := Kbuild kunit/Kbuild \
 	$(shell cd $(TOP) && find drivers include kunit selftests/kmod -name '*.[ch]')
 
 .PHONY: all modules modules-all lint sparse checkpatch demo check clean deps \
-	selftests-build
+	selftests-build bench
 
 all: modules
 
@@ -69,6 +70,9 @@ lint: sparse checkpatch
 
 demo:
 	$(TOP)/scripts/demo.sh
+
+bench:
+	$(TOP)/scripts/bench.sh
 
 check:
 	$(TOP)/scripts/check.sh

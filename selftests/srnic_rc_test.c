@@ -77,6 +77,7 @@ enum test_id {
 	T_FENCE,
 	T_SOLICIT,
 	T_OVERRUN,
+	T_XFER,
 	T_COUNT
 };
 
@@ -85,6 +86,7 @@ static const char *const test_names[T_COUNT] = {
 	[T_RETRY] = "retry", [T_RNR] = "rnr", [T_ACCESS] = "access",
 	[T_SCRIBBLE] = "scribble", [T_AWRITE] = "awrite",
 	[T_FENCE] = "fence", [T_SOLICIT] = "solicit", [T_OVERRUN] = "overrun",
+	[T_XFER] = "xfer",
 };
 
 /* Test parameters: the client's are sent to the server in the hello. */
@@ -1143,18 +1145,27 @@ out_free:
 	return rc;
 }
 
+/*
+ * The sender of order and awrite: K Writes of generation g, then the
+ * notification (a Write with Immediate, or for awrite an RDMA Atomic
+ * Write of g into the flag after the data), then wait for its completion
+ * and the receiver's Send.
+ */
 static int order_client(struct role *r)
 {
 	struct line sum = {};
 	const struct params *p = &r->p;
+	bool aw = p->test == T_AWRITE;
 	size_t len = (size_t)p->writes * p->size;
+	size_t flag_off = (len + 7) & ~(size_t)7;
 	struct qp_params qpp = qp_params(p, 14, 7, 7, 12);
 	struct peer_info mine = {}, theirs;
 	struct ibv_send_wr *wrs = NULL, *bad;
 	struct ibv_sge *sges = NULL;
-	__u64 errors = 0, peer_fail, peer_v[3] = { 0, 0, 1 };
+	__u64 errors = 0, peer_fail, peer_v[3] = { 0, 0, 1 }, g64;
 	struct ibv_mr *mr = NULL;
-	bool got_imm, got_ack;
+	struct ibv_qp_ex *qpx = NULL;
+	bool got_note, got_ack;
 	struct ibv_wc wc;
 	double t0, el = 0;
 	__u32 g, i;
@@ -1165,14 +1176,19 @@ static int order_client(struct role *r)
 	buf = alloc_buf(len, 0);
 	wrs = calloc(p->writes + 1, sizeof(*wrs));
 	sges = calloc(p->writes + 1, sizeof(*sges));
+	if (aw)
+		r->send_ops = IBV_QP_EX_WITH_RDMA_WRITE |
+			      IBV_QP_EX_WITH_ATOMIC_WRITE;
 	if (!buf || !wrs || !sges ||
 	    conn_create(&c, r, r->pd, p->writes + 2, 4))
 		goto out_free;
+	if (aw)
+		qpx = ibv_qp_to_qp_ex(c.qp);
 	mr = reg(r, r->pd, buf, len, IBV_ACCESS_LOCAL_WRITE);
-	if (!mr || post_recv(&c, WR_ACK, NULL, 0, 0) ||
+	if ((aw && !qpx) || !mr || post_recv(&c, WR_ACK, NULL, 0, 0) ||
 	    conn_setup(&c, &mine, &theirs, &qpp))
 		goto out_destroy;
-	if (theirs.nmr < 1 || theirs.mr[0].len < len) {
+	if (theirs.nmr < 1 || theirs.mr[0].len < (aw ? flag_off + 8 : len)) {
 		msg(r, "peer buffer too small");
 		goto out_destroy;
 	}
@@ -1192,23 +1208,38 @@ static int order_client(struct role *r)
 				(size_t)i * p->size, theirs.mr[0].rkey, 0);
 			wrs[i].next = &wrs[i + 1];
 		}
-		wr_init(&wrs[i], &sges[i], IBV_WR_RDMA_WRITE_WITH_IMM, WR_IMM,
-			p->imm_len ? buf : NULL, p->imm_len, mr->lkey,
-			theirs.mr[0].addr, theirs.mr[0].rkey,
-			IBV_SEND_SIGNALED);
-		wrs[i].imm_data = htonl(g);
+		if (aw) {
+			wrs[i - 1].next = NULL;
+		} else {
+			wr_init(&wrs[i], &sges[i], IBV_WR_RDMA_WRITE_WITH_IMM,
+				WR_IMM, p->imm_len ? buf : NULL, p->imm_len,
+				mr->lkey, theirs.mr[0].addr, theirs.mr[0].rkey,
+				IBV_SEND_SIGNALED);
+			wrs[i].imm_data = htonl(g);
+		}
 		i = ibv_post_send(c.qp, wrs, &bad);
+		if (!i && aw) {
+			g64 = g;
+			ibv_wr_start(qpx);
+			qpx->wr_id = WR_IMM;
+			qpx->wr_flags = IBV_SEND_SIGNALED;
+			ibv_wr_atomic_write(qpx, theirs.mr[0].rkey,
+					    theirs.mr[0].addr + flag_off, &g64);
+			i = ibv_wr_complete(qpx);
+		}
 		if (i) {
-			msg(r, "generation %u: post_send: %s", g, strerror(i));
+			msg(r, "generation %u: post: %s", g, strerror(i));
 			errors++;
 			break;
 		}
-		got_imm = false;
+		got_note = false;
 		got_ack = false;
-		while (!got_imm || !got_ack) {
+		while (!got_note || !got_ack) {
 			if (wait_cqe(&c, &wc)) {
 				msg(r, "generation %u: waiting for the %s", g,
-				    got_imm ? "ack" : "Write completion");
+				    got_note ? "ack" : aw ?
+				    "Atomic Write completion" :
+				    "Write completion");
 				errors++;
 				break;
 			}
@@ -1220,7 +1251,13 @@ static int order_client(struct role *r)
 				break;
 			}
 			if (wc.wr_id == WR_IMM) {
-				got_imm = true;
+				if (aw && wc.opcode != IBV_WC_ATOMIC_WRITE) {
+					msg(r, "Atomic Write CQE opcode %d",
+					    wc.opcode);
+					errors++;
+					break;
+				}
+				got_note = true;
 			} else if (wc.wr_id == WR_ACK) {
 				if (ntohl(wc.imm_data) != g) {
 					msg(r, "ack for %u, expected %u",
@@ -1244,9 +1281,14 @@ static int order_client(struct role *r)
 			goto out_destroy;
 	}
 	rc = final_verdict(r, errors || stopped(), &peer_fail);
-	line_add(&sum, "order: %s gens %u writes %u x %u B + imm %u B",
+	line_add(&sum, "%s: %s gens %u writes %u x %u B + ",
+		 test_names[p->test],
 		 stopped() ? "INTERRUPTED" : rc ? "FAIL" : "PASS", g - 1,
-		 p->writes, p->size, p->imm_len);
+		 p->writes, p->size);
+	if (aw)
+		line_add(&sum, "atomic write");
+	else
+		line_add(&sum, "imm %u B", p->imm_len);
 	line_add(&sum, " stale_bytes %llu bad_gens %llu errors %llu/%llu",
 		 peer_v[0], peer_v[1], errors, peer_v[2]);
 	line_add(&sum, " elapsed %.2f s %.1f MB/s %.0f gens/s", el,
@@ -1342,140 +1384,6 @@ out_destroy:
 	if (mr)
 		ibv_dereg_mr(mr);
 out_free:
-	free(buf);
-	return rc;
-}
-
-static int awrite_client(struct role *r)
-{
-	struct line sum = {};
-	const struct params *p = &r->p;
-	size_t len = (size_t)p->writes * p->size;
-	struct qp_params qpp = qp_params(p, 14, 7, 7, 12);
-	struct peer_info mine = {}, theirs;
-	struct ibv_send_wr *wrs = NULL, *bad;
-	struct ibv_sge *sges = NULL;
-	__u64 errors = 0, peer_fail, peer_v[3] = { 0, 0, 1 }, g64;
-	struct ibv_mr *mr = NULL;
-	bool got_aw, got_ack;
-	struct ibv_qp_ex *qpx;
-	struct ibv_wc wc;
-	double t0, el = 0;
-	__u32 g, i;
-	struct conn c;
-	__u8 *buf;
-	int rc = EXIT_FAILED;
-
-	buf = alloc_buf(len, 0);
-	wrs = calloc(p->writes, sizeof(*wrs));
-	sges = calloc(p->writes, sizeof(*sges));
-	r->send_ops = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_ATOMIC_WRITE;
-	if (!buf || !wrs || !sges ||
-	    conn_create(&c, r, r->pd, p->writes + 2, 4))
-		goto out_free;
-	qpx = ibv_qp_to_qp_ex(c.qp);
-	mr = reg(r, r->pd, buf, len, IBV_ACCESS_LOCAL_WRITE);
-	if (!qpx || !mr || post_recv(&c, WR_ACK, NULL, 0, 0) ||
-	    conn_setup(&c, &mine, &theirs, &qpp))
-		goto out_destroy;
-	if (theirs.nmr < 1 || theirs.mr[0].len < ((len + 7) & ~7ul) + 8) {
-		msg(r, "peer buffer too small");
-		goto out_destroy;
-	}
-	if (ch_sync(r))
-		goto out_destroy;
-
-	t0 = now_s();
-	for (g = 1; g <= p->gens && !errors && !stopped(); g++) {
-		memset(buf, gen_byte(g), len);
-		for (i = 0; i < p->writes; i++) {
-			wr_init(&wrs[i], &sges[i], IBV_WR_RDMA_WRITE,
-				WR_WRITE, buf + (size_t)i * p->size, p->size,
-				mr->lkey, theirs.mr[0].addr +
-				(size_t)i * p->size, theirs.mr[0].rkey, 0);
-			wrs[i].next = i + 1 < p->writes ? &wrs[i + 1] : NULL;
-		}
-		i = ibv_post_send(c.qp, wrs, &bad);
-		if (i) {
-			msg(r, "generation %u: post_send: %s", g, strerror(i));
-			errors++;
-			break;
-		}
-		g64 = g;
-		ibv_wr_start(qpx);
-		qpx->wr_id = WR_IMM;
-		qpx->wr_flags = IBV_SEND_SIGNALED;
-		ibv_wr_atomic_write(qpx, theirs.mr[0].rkey, theirs.mr[0].addr +
-				    ((len + 7) & ~7ul), &g64);
-		i = ibv_wr_complete(qpx);
-		if (i) {
-			msg(r, "generation %u: wr_complete: %s", g,
-			    strerror(i));
-			errors++;
-			break;
-		}
-		got_aw = false;
-		got_ack = false;
-		while (!got_aw || !got_ack) {
-			if (wait_cqe(&c, &wc)) {
-				msg(r, "generation %u: waiting for the %s", g,
-				    got_aw ? "ack" : "Atomic Write completion");
-				errors++;
-				break;
-			}
-			if (wc.status != IBV_WC_SUCCESS) {
-				msg(r, "generation %u: wr_id %u status %s (%d)",
-				    g, (unsigned int)wc.wr_id,
-				    ibv_wc_status_str(wc.status), wc.status);
-				errors++;
-				break;
-			}
-			if (wc.wr_id == WR_IMM) {
-				if (wc.opcode != IBV_WC_ATOMIC_WRITE) {
-					msg(r, "Atomic Write CQE opcode %d",
-					    wc.opcode);
-					errors++;
-					break;
-				}
-				got_aw = true;
-			} else if (wc.wr_id == WR_ACK) {
-				if (ntohl(wc.imm_data) != g) {
-					msg(r, "ack for %u, expected %u",
-					    ntohl(wc.imm_data), g);
-					errors++;
-					break;
-				}
-				got_ack = true;
-				if (post_recv(&c, WR_ACK, NULL, 0, 0)) {
-					errors++;
-					break;
-				}
-			}
-		}
-	}
-	el = now_s() - t0;
-	{
-		__u64 mine_v[3] = { 0, 0, errors };
-
-		if (ch_swap(r, mine_v, peer_v, 3))
-			goto out_destroy;
-	}
-	rc = final_verdict(r, errors || stopped(), &peer_fail);
-	line_add(&sum, "awrite: %s gens %u writes %u x %u B + atomic write",
-		 stopped() ? "INTERRUPTED" : rc ? "FAIL" : "PASS", g - 1,
-		 p->writes, p->size);
-	line_add(&sum, " stale_bytes %llu bad_gens %llu errors %llu/%llu",
-		 peer_v[0], peer_v[1], errors, peer_v[2]);
-	line_add(&sum, " elapsed %.2f s %.0f gens/s", el,
-		 el > 0 ? (g - 1) / el : 0);
-	line_print(&sum);
-out_destroy:
-	conn_destroy(&c);
-	if (mr)
-		ibv_dereg_mr(mr);
-out_free:
-	free(sges);
-	free(wrs);
 	free(buf);
 	return rc;
 }
@@ -1840,7 +1748,7 @@ static int overrun_server(struct role *r)
 	struct ibv_async_event ae;
 	struct conn c, small = {};
 	int i, n = 0, bad = 0, cq_err = 0, st;
-	__u64 peer_fail;
+	__u64 peer_fail, acked;
 	double end;
 	int rc = EXIT_FAILED;
 
@@ -1871,13 +1779,21 @@ static int overrun_server(struct role *r)
 	}
 	c.cq = small.cq;
 	n = drain_cq(&c, IBV_WC_RECV, &bad);
-	st = qp_state(c.qp);
+	/* The QP's move to the error state follows the event. */
+	for (i = 0; i < 40 && (st = qp_state(c.qp)) != IBV_QPS_ERR; i++)
+		sleep_ms(50);
 	msg(r, "CQ of %d entries: %d completions, CQ_ERR %s, QP %s",
 	    small.cq->cqe, n, cq_err ? "reported" : "MISSING",
 	    qp_state_str(st));
 	bad += !cq_err || n != small.cq->cqe || st != IBV_QPS_ERR;
-	if (ch_sync(r))
+	/* Nothing acknowledged that did not complete here. */
+	if (ch_recv_u64(r, &acked) || ch_sync(r))
 		goto out;
+	if (acked != (__u64)n) {
+		msg(r, "the sender saw %llu Sends succeed, %d completed here",
+		    acked, n);
+		bad++;
+	}
 	rc = final_verdict(r, bad, &peer_fail);
 	if (!r->quiet)
 		printf("overrun(server): %s\n", rc ? "FAIL" : "PASS");
@@ -1923,13 +1839,284 @@ static int overrun_client(struct role *r)
 	msg(r, "sends: %d completed, %d in error", ok, failed);
 	err = 0;
 out:
-	if (ch_sync(r))
+	if (ch_send_u64(r, ok) || ch_sync(r))
 		err = 1;
 	rc = final_verdict(r, err, &peer_fail);
 	line_add(&sum, "overrun: %s sends ok %d failed %d (the receiver's verdict: %s)",
 		 rc ? "FAIL" : "PASS", ok, failed, peer_fail ? "FAIL" : "PASS");
 	line_print(&sum);
 	conn_destroy(&c);
+	return rc;
+}
+
+/* --- xfer: every opcode at every size class -------------------------------- */
+
+#define XFER_MAX	(4u << 20)
+#define XFER_GUARD	64		/* bytes after the message that stay */
+#define XFER_A0		0x1122334455667788ull
+#define XFER_DONE	~0ull
+
+static const struct {
+	const char *name;
+	enum ibv_wr_opcode op;
+} xfer_ops[] = {
+	{ "Send", IBV_WR_SEND }, { "Send+Imm", IBV_WR_SEND_WITH_IMM },
+	{ "Write", IBV_WR_RDMA_WRITE },
+	{ "Write+Imm", IBV_WR_RDMA_WRITE_WITH_IMM },
+	{ "Read", IBV_WR_RDMA_READ }, { "CmpSwap", IBV_WR_ATOMIC_CMP_AND_SWP },
+	{ "FetchAdd", IBV_WR_ATOMIC_FETCH_AND_ADD },
+};
+
+static bool xfer_atomic(enum ibv_wr_opcode op)
+{
+	return op == IBV_WR_ATOMIC_CMP_AND_SWP ||
+	       op == IBV_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* Bytes [0, len) are the seed's pattern, [len, len + guard) are @guard. */
+static bool xfer_check(const __u8 *buf, __u8 *scratch, size_t len,
+		       __u64 seed, __u8 guard)
+{
+	size_t i;
+
+	rnd_fill(scratch, len, seed);
+	if (memcmp(buf, scratch, len))
+		return false;
+	for (i = len; i < len + XFER_GUARD; i++)
+		if (buf[i] != guard)
+			return false;
+	return true;
+}
+
+/*
+ * The responder side of one message at a time: the client names the
+ * operation and size, the server prepares its memory (and a receive),
+ * the client runs it, the server checks what arrived and reports.
+ */
+static int xfer_server(struct role *r)
+{
+	const size_t blen = XFER_MAX + XFER_GUARD;
+	struct qp_params qpp = qp_params(&r->p, 14, 7, 7, 12);
+	struct peer_info mine = {}, theirs;
+	struct ibv_mr *mr = NULL, *rmr = NULL, *amr = NULL;
+	__u8 *sbuf, *rbuf, *scratch;
+	__u64 cell[3], *aword, peer_fail, fails = 0, bad;
+	enum ibv_wr_opcode op;
+	struct ibv_wc wc;
+	struct conn c;
+	size_t len;
+	int rc = EXIT_FAILED;
+
+	sbuf = alloc_buf(blen, 0);
+	rbuf = alloc_buf(blen, 0);
+	scratch = alloc_buf(blen, 0);
+	aword = alloc_buf(64, 0);
+	if (!sbuf || !rbuf || !scratch || !aword ||
+	    conn_create(&c, r, r->pd, 4, 4))
+		goto out_free;
+	mr = reg(r, r->pd, sbuf, blen, IBV_ACCESS_LOCAL_WRITE |
+		 IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	rmr = reg(r, r->pd, rbuf, blen, IBV_ACCESS_LOCAL_WRITE);
+	amr = reg(r, r->pd, aword, 64, IBV_ACCESS_LOCAL_WRITE |
+		  IBV_ACCESS_REMOTE_ATOMIC);
+	if (!mr || !rmr || !amr)
+		goto out_destroy;
+	add_mr(&mine, mr);
+	add_mr(&mine, amr);
+	if (conn_setup(&c, &mine, &theirs, &qpp) || ch_sync(r))
+		goto out_destroy;
+
+	for (;;) {
+		if (ch_recv_u64s(r, cell, 3))	/* op, size, seed */
+			goto out_destroy;
+		if (cell[0] == XFER_DONE)
+			break;
+		op = cell[0];
+		len = cell[1];
+		if (len > XFER_MAX)
+			goto out_destroy;
+		rnd_fill(sbuf, len, cell[2] + 1);
+		memset(sbuf + len, 0xa5, XFER_GUARD);
+		memset(rbuf, 0xee, len + XFER_GUARD);
+		*aword = XFER_A0;
+		if ((op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM ||
+		     op == IBV_WR_RDMA_WRITE_WITH_IMM) &&
+		    post_recv(&c, WR_RECV, rbuf, len + XFER_GUARD / 2,
+			      rmr->lkey))
+			goto out_destroy;
+		if (ch_sync(r) || ch_sync(r))	/* ready; the client is done */
+			goto out_destroy;
+
+		bad = 0;
+		if (op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM ||
+		    op == IBV_WR_RDMA_WRITE_WITH_IMM) {
+			bool imm = op != IBV_WR_SEND;
+
+			if (wait_cqe(&c, &wc) || wc.status != IBV_WC_SUCCESS ||
+			    wc.opcode != (op == IBV_WR_RDMA_WRITE_WITH_IMM ?
+					  IBV_WC_RECV_RDMA_WITH_IMM :
+					  IBV_WC_RECV) ||
+			    wc.byte_len != len ||
+			    !!(wc.wc_flags & IBV_WC_WITH_IMM) != imm ||
+			    (imm && ntohl(wc.imm_data) != (__u32)cell[2])) {
+				msg(r, "%s %zu: receive CQE status %s opcode %d",
+				    op == IBV_WR_RDMA_WRITE_WITH_IMM ?
+				    "Write+Imm" : "Send", len,
+				    ibv_wc_status_str(wc.status), wc.opcode);
+				msg(r, "byte_len %u flags %#x", wc.byte_len,
+				    wc.wc_flags);
+				bad++;
+			}
+		}
+		switch (op) {
+		case IBV_WR_SEND:
+		case IBV_WR_SEND_WITH_IMM:
+			bad += !xfer_check(rbuf, scratch, len, cell[2], 0xee);
+			break;
+		case IBV_WR_RDMA_WRITE:
+		case IBV_WR_RDMA_WRITE_WITH_IMM:
+			bad += !xfer_check(sbuf, scratch, len, cell[2], 0xa5);
+			break;
+		case IBV_WR_RDMA_READ:
+			bad += !xfer_check(sbuf, scratch, len, cell[2] + 1,
+					   0xa5);
+			break;
+		case IBV_WR_ATOMIC_CMP_AND_SWP:
+			bad += *aword != cell[2];
+			break;
+		case IBV_WR_ATOMIC_FETCH_AND_ADD:
+			bad += *aword != XFER_A0 + cell[2];
+			break;
+		default:
+			bad++;
+		}
+		fails += !!bad;
+		if (ch_send_u64(r, bad))
+			goto out_destroy;
+	}
+	rc = final_verdict(r, fails, &peer_fail);
+	if (!r->quiet)
+		printf("xfer(server): %s, %llu cells failed here\n",
+		       rc ? "FAIL" : "PASS", fails);
+out_destroy:
+	conn_destroy(&c);
+	if (mr)
+		ibv_dereg_mr(mr);
+	if (rmr)
+		ibv_dereg_mr(rmr);
+	if (amr)
+		ibv_dereg_mr(amr);
+out_free:
+	free(aword);
+	free(scratch);
+	free(rbuf);
+	free(sbuf);
+	return rc;
+}
+
+static int xfer_client(struct role *r)
+{
+	const size_t blen = XFER_MAX + XFER_GUARD;
+	struct qp_params qpp = qp_params(&r->p, 14, 7, 7, 12);
+	struct peer_info mine = {}, theirs;
+	size_t mtu = 128u << r->dev->mtu, sizes[] = {
+		0, 1, mtu - 1, mtu, mtu + 1, 65536, XFER_MAX,
+	};
+	__u64 cell[3], v, fails = 0, cells = 0, peer_fail, orig;
+	struct ibv_send_wr wr, *bad_wr;
+	struct ibv_mr *mr = NULL;
+	__u8 *lbuf, *scratch;
+	unsigned int k, j;
+	struct ibv_sge sge;
+	struct ibv_wc wc;
+	struct conn c;
+	bool ok;
+	int rc = EXIT_FAILED;
+
+	lbuf = alloc_buf(blen, 0);
+	scratch = alloc_buf(blen, 0);
+	if (!lbuf || !scratch || conn_create(&c, r, r->pd, 4, 4))
+		goto out_free;
+	mr = reg(r, r->pd, lbuf, blen, IBV_ACCESS_LOCAL_WRITE);
+	if (!mr || conn_setup(&c, &mine, &theirs, &qpp) || ch_sync(r))
+		goto out_destroy;
+	if (theirs.nmr < 2 || theirs.mr[0].len < blen) {
+		msg(r, "peer buffers too small");
+		goto out_destroy;
+	}
+
+	for (k = 0; k < ARRAY_SIZE(xfer_ops) && !stopped(); k++) {
+		enum ibv_wr_opcode op = xfer_ops[k].op;
+
+		for (j = 0; j < ARRAY_SIZE(sizes); j++) {
+			size_t len = xfer_atomic(op) ? 8 : sizes[j];
+
+			if (xfer_atomic(op) && j)
+				break;
+			cell[0] = op;
+			cell[1] = len;
+			cell[2] = rnd_seed(r->p.seed, cells * 8 + k) & 0xffffffffu;
+			if (ch_send_u64s(r, cell, 3))
+				goto out_destroy;
+			if (op == IBV_WR_RDMA_READ || xfer_atomic(op))
+				memset(lbuf, 0xdd, len + XFER_GUARD);
+			else
+				rnd_fill(lbuf, len, cell[2]);
+			if (ch_sync(r))
+				goto out_destroy;
+			wr_init(&wr, &sge, op, WR_PROBE, lbuf, len, mr->lkey,
+				theirs.mr[0].addr, theirs.mr[0].rkey,
+				IBV_SEND_SIGNALED);
+			wr.imm_data = htonl((__u32)cell[2]);
+			if (xfer_atomic(op)) {
+				wr.wr.atomic.remote_addr = theirs.mr[1].addr;
+				wr.wr.atomic.rkey = theirs.mr[1].rkey;
+				wr.wr.atomic.compare_add =
+					op == IBV_WR_ATOMIC_CMP_AND_SWP ?
+					XFER_A0 : cell[2];
+				wr.wr.atomic.swap = cell[2];
+			}
+			ok = !ibv_post_send(c.qp, &wr, &bad_wr) &&
+			     !wait_cqe(&c, &wc) && wc.status == IBV_WC_SUCCESS &&
+			     wc.wr_id == WR_PROBE;
+			if (!ok)
+				msg(r, "%s %zu: completion %s (%d)",
+				    xfer_ops[k].name, len,
+				    ibv_wc_status_str(wc.status), wc.status);
+			if (ch_sync(r) || ch_recv_u64(r, &v))
+				goto out_destroy;
+			if (ok && op == IBV_WR_RDMA_READ)
+				ok = xfer_check(lbuf, scratch, len,
+						cell[2] + 1, 0xdd);
+			if (ok && xfer_atomic(op)) {
+				memcpy(&orig, lbuf, 8);
+				ok = orig == XFER_A0;
+			}
+			ok = ok && !v;
+			printf("xfer: %-9s %8zu B %s%s\n", xfer_ops[k].name,
+			       len, ok ? "ok" : "FAIL",
+			       v ? " (responder side wrong)" : "");
+			fails += !ok;
+			cells++;
+			if (!ok)
+				break;
+		}
+		if (fails)
+			break;
+	}
+	cell[0] = XFER_DONE;
+	if (ch_send_u64s(r, cell, 3))
+		goto out_destroy;
+	rc = final_verdict(r, fails || stopped(), &peer_fail);
+	printf("xfer: %s %llu cells, %llu failed, path MTU %zu\n",
+	       rc ? "FAIL" : "PASS", cells, fails, mtu);
+out_destroy:
+	conn_destroy(&c);
+	if (mr)
+		ibv_dereg_mr(mr);
+out_free:
+	free(scratch);
+	free(lbuf);
 	return rc;
 }
 
@@ -3058,14 +3245,16 @@ static const role_fn server_fns[T_COUNT] = {
 	[T_ORDER] = order_server, [T_INTEGRITY] = integrity_server,
 	[T_AWRITE] = awrite_server, [T_FENCE] = fence_server,
 	[T_SOLICIT] = solicit_server, [T_OVERRUN] = overrun_server,
+	[T_XFER] = xfer_server,
 	[T_RETRY] = retry_server, [T_RNR] = rnr_server,
 	[T_ACCESS] = access_server,
 };
 
 static const role_fn client_fns[T_COUNT] = {
 	[T_ORDER] = order_client, [T_INTEGRITY] = integrity_client,
-	[T_AWRITE] = awrite_client, [T_FENCE] = fence_client,
+	[T_AWRITE] = order_client, [T_FENCE] = fence_client,
 	[T_SOLICIT] = solicit_client, [T_OVERRUN] = overrun_client,
+	[T_XFER] = xfer_client,
 	[T_RETRY] = retry_client, [T_RNR] = rnr_client,
 	[T_ACCESS] = access_client,
 };
@@ -3168,8 +3357,8 @@ static int tcp_connect(const char *host, const char *port)
 
 static const char *const help_text[] = {
 	"srnic_rc_test [OPTIONS] (--server | --connect ADDR | --loop) TEST",
-	"TEST: order | awrite | fence | solicit | overrun | integrity |",
-	"      retry | rnr | access | scribble (--loop)",
+	"TEST: order | awrite | fence | solicit | overrun | xfer |",
+	"      integrity | retry | rnr | access | scribble (--loop)",
 	"  --dev NAME         RDMA device (default: the first)",
 	"  --gid-index N      GID index (default: first RoCEv2 IPv4 GID)",
 	"  --mtu BYTES        path MTU 256..4096 (default: port active MTU)",
@@ -3188,6 +3377,8 @@ static const char *const help_text[] = {
 	"fence:     per generation Write X, Read X->L, FENCE Write L->Y,",
 	"           Read Y, 8 Reads, 4 Fetch&Adds; max_rd_atomic 2:",
 	"           --gens N --size BYTES (X, Y); --no-fence (must fail)",
+	"xfer:      Send, Send+Imm, Write, Write+Imm, Read at 0, 1, MTU-1,",
+	"           MTU, MTU+1 bytes, 64 KiB, 4 MiB; CmpSwap, FetchAdd",
 	"integrity: --bytes N (256M) --chunk N (1M)",
 	"rnr:       --rnr-delay MS (100)",
 	"scribble:  --rounds N (1000)",

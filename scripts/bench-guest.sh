@@ -1,0 +1,196 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make bench, inside the guest: srnic and rdma_rxe measured back to back
+# by perftest on the same kernel, the same veth pair, in one boot.
+#
+# Topology: one veth pair; srnic0 on one end (in a namespace: srnic and
+# rdma_rxe cannot share the initial namespace's UDP port 4791), rxe0 on
+# the other end in the initial namespace. Each device is measured against
+# itself (perftest's server and client on the same device): rdma_rxe only
+# carries traffic in the initial namespace, and two rxe devices there
+# cannot reach each other, so self-loopback is the one path both drivers
+# can run the same way in one guest.
+#
+# Each case runs SRNIC_BENCH_REPS times (3) per driver, bandwidth for
+# SRNIC_BENCH_DURATION seconds (3), latency for 1000 iterations; the table
+# shows the median and the spread (min-max), the ratio srnic/rxe of the
+# medians, and guest CPU time per GiB moved (busy time of all vCPUs over
+# one steady-state second in the middle of a bandwidth run, both ends of
+# the test included). A benchmark, not a test: it never fails on numbers.
+set -u
+. "$(dirname "$0")/../selftests/srnic_lib.sh"
+
+REPS=${SRNIC_BENCH_REPS:-3}
+DUR=${SRNIC_BENCH_DURATION:-3}
+OUT=${SRNIC_OUT:-$SRNIC_TMP}
+RAW=$OUT/bench-raw-$(uname -r).txt
+TABLE=$OUT/bench-$(uname -r).md
+PORT=19000
+HZ=$(getconf CLK_TCK)
+
+# name|tool|args|kind: bw (MiB/s), rate (Mpps), lat (usec typical, p99)
+CASES=(
+	"ib_write_bw 64 B|ib_write_bw|-s 64 -D $DUR|rate"
+	"ib_write_bw 4 KiB|ib_write_bw|-s 4096 -D $DUR|bw"
+	"ib_write_bw 64 KiB|ib_write_bw|-s 65536 -D $DUR|bw"
+	"ib_read_bw 64 KiB|ib_read_bw|-s 65536 -D $DUR|bw"
+	"ib_send_bw 4 KiB|ib_send_bw|-s 4096 -D $DUR|bw"
+	"ib_write_bw -q 16 64 KiB|ib_write_bw|-q 16 -s 65536 -D $DUR|bw"
+	"ib_send_lat 2 B|ib_send_lat|-s 2 -n 1000|lat"
+	"ib_write_lat 2 B|ib_write_lat|-s 2 -n 1000|lat"
+)
+
+busy_jiffies() {
+	awk '/^cpu / { print $2 + $3 + $4 + $7 + $8; exit }' /proc/stat
+}
+
+wait_listen() {	# NS|- PORT
+	local x=()
+	[ "$1" = - ] || x=(ip netns exec "$1")
+	for _ in $(seq 150); do
+		"${x[@]}" ss -Hltn "sport = :$2" | grep -q . && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# run1 NS|- DEV GID IP TOOL KIND ARGS...: one perftest run on DEV to
+# itself. Prints "value [p99] [cpu_jiffies_per_second]" or nothing.
+run1() {
+	local ns=$1 dev=$2 gid=$3 ip=$4 tool=$5 kind=$6 x=() spid cpid j0 j1
+	local out=$SRNIC_TMP/bench-client.txt line
+	shift 6
+	[ "$ns" = - ] || x=(ip netns exec "$ns")
+	"${x[@]}" timeout 120 "$tool" -F -d "$dev" -x "$gid" -p "$PORT" "$@" \
+		>/dev/null 2>&1 &
+	spid=$!
+	if ! wait_listen "$ns" "$PORT"; then
+		kill "$spid" 2>/dev/null
+		PORT=$((PORT + 1))
+		return
+	fi
+	"${x[@]}" timeout 120 "$tool" -F -d "$dev" -x "$gid" -p "$PORT" "$@" \
+		"$ip" >"$out" 2>&1 &
+	cpid=$!
+	j0= j1=
+	if [ "$kind" != lat ]; then
+		# one second of steady state, away from set-up and tear-down
+		sleep $(((DUR - 1) / 2)).5
+		j0=$(busy_jiffies)
+		sleep 1
+		j1=$(busy_jiffies)
+	fi
+	wait "$cpid"
+	wait "$spid"
+	PORT=$((PORT + 1))
+	line=$(awk '/#bytes/ { getline; print; exit }' "$out")
+	[ -n "$line" ] || { sed 's/^/# /' "$out" >&2; return; }
+	set -- $line
+	case $kind in
+	bw)	echo "$4 $((j1 - j0))" ;;
+	rate)	echo "$5 $((j1 - j0)) $4" ;;
+	lat)	echo "$5 $8" ;;
+	esac
+}
+
+# --- set-up ------------------------------------------------------------------
+
+srnic_load || { echo "cannot load $SRNIC_KO"; exit 1; }
+defer srnic_unload
+modprobe rdma_rxe || { echo "no rdma_rxe module"; exit 1; }
+defer modprobe -r rdma_rxe
+setup_ns NS_A || exit 1
+setup_veth_pair "$NS_A" - 3 || exit 1
+srnic_link_add "$NS_A" srnic0 "$VETH_A" || exit 1
+rdma link add rxe0 type rxe netdev "$VETH_B" || exit 1
+defer rdma link delete rxe0
+defer rdma link delete srnic0
+GS=$(srnic_gid_wait srnic0 "$VETH_A_IP4") || { echo "no srnic0 GID"; exit 1; }
+GR=$(srnic_gid_wait rxe0 "$VETH_B_IP4") || { echo "no rxe0 GID"; exit 1; }
+
+echo "bench: $(uname -r), $(nproc) vCPUs, $REPS runs per case, bandwidth for $DUR s"
+echo "bench: srnic0 on $VETH_A ($NS_A), rxe0 on $VETH_B (initial namespace); each to itself"
+: >"$RAW"
+
+# --- measure -----------------------------------------------------------------
+
+for c in "${CASES[@]}"; do
+	IFS='|' read -r name tool args kind <<<"$c"
+	for ((r = 1; r <= REPS; r++)); do
+		# shellcheck disable=SC2086
+		v=$(run1 "$NS_A" srnic0 "$GS" "$VETH_A_IP4" "$tool" "$kind" $args)
+		echo "$name|srnic|$v" >>"$RAW"
+		# shellcheck disable=SC2086
+		v=$(run1 - rxe0 "$GR" "$VETH_B_IP4" "$tool" "$kind" $args)
+		echo "$name|rxe|$v" >>"$RAW"
+		echo "bench: $name run $r: $(tail -n 2 "$RAW" | cut -d'|' -f2,3 | tr '\n' ' ')"
+	done
+done
+mc=$(taskset -c 0 "$SRNIC_BIN/srnic_memcpy_bw" 2 64 | awk '{ print $2 }')
+
+# --- report ------------------------------------------------------------------
+
+# stat NAME DRV FIELD: "median min max" of that field over the runs
+stat() {
+	awk -F'|' -v n="$1" -v d="$2" -v f="$3" '
+		$1 == n && $2 == d { split($3, a, " "); if (a[f] != "") v[k++] = a[f] }
+		END {
+			if (!k) { print "- - -"; exit }
+			for (i = 0; i < k; i++)
+				for (j = i + 1; j < k; j++)
+					if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
+			print v[int((k - 1) / 2)], v[0], v[k - 1]
+		}' "$RAW"
+}
+
+cell() {	# MEDIAN MIN MAX DECIMALS
+	[ "$1" = - ] && { echo "-"; return; }
+	printf "%.${4}f (%.${4}f-%.${4}f)" "$1" "$2" "$3"
+}
+
+ratio() {	# A B
+	awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b == 0) print "-"; else printf "%.2f", a / b }'
+}
+
+cpu_per_gib() {	# NAME DRV: CPU seconds per GiB over the medians
+	local j bw
+	read -r j _ < <(stat "$1" "$2" 2)
+	read -r bw _ < <(stat "$1" "$2" 1)
+	awk -v j="$j" -v bw="$bw" -v hz="$HZ" '
+		BEGIN { if (j == "-" || bw <= 0) print "-"; else printf "%.2f", j / hz / (bw / 1024) }'
+}
+
+{
+	echo "### make bench: srnic vs rdma_rxe, $(uname -r)"
+	echo
+	echo "QEMU TCG, $(nproc) vCPUs, one boot; each device to itself on the same veth pair;"
+	echo "$REPS runs per case: median (min-max). Bandwidth in MiB/s (perftest's MB/sec),"
+	echo "message rate in Mpps, latency in usec (lower is better). CPU: guest"
+	echo "CPU seconds (all vCPUs, both ends) per GiB moved."
+	echo
+	echo "| case | srnic | rdma_rxe | srnic/rxe | CPU s/GiB srnic | CPU s/GiB rxe |"
+	echo "|---|---|---|---|---|---|"
+	for c in "${CASES[@]}"; do
+		IFS='|' read -r name tool args kind <<<"$c"
+		read -r sm sl sh < <(stat "$name" srnic 1)
+		read -r rm rl rh < <(stat "$name" rxe 1)
+		case $kind in
+		rate)
+			echo "| $name, Mpps | $(cell "$sm" "$sl" "$sh" 3) | $(cell "$rm" "$rl" "$rh" 3) | $(ratio "$sm" "$rm") | - | - |" ;;
+		bw)
+			echo "| $name, MiB/s | $(cell "$sm" "$sl" "$sh" 1) | $(cell "$rm" "$rl" "$rh" 1) | $(ratio "$sm" "$rm") | $(cpu_per_gib "$name" srnic) | $(cpu_per_gib "$name" rxe) |" ;;
+		lat)
+			echo "| $name typical, usec | $(cell "$sm" "$sl" "$sh" 1) | $(cell "$rm" "$rl" "$rh" 1) | $(ratio "$sm" "$rm") | - | - |"
+			read -r sm sl sh < <(stat "$name" srnic 2)
+			read -r rm rl rh < <(stat "$name" rxe 2)
+			echo "| $name p99, usec | $(cell "$sm" "$sl" "$sh" 1) | $(cell "$rm" "$rl" "$rh" 1) | $(ratio "$sm" "$rm") | - | - |" ;;
+		esac
+	done
+	echo
+	echo "Single-core memcpy in the same guest: ${mc:-?} MiB/s."
+} >"$TABLE"
+echo
+cat "$TABLE"
+echo
+echo "bench: table in $TABLE, raw runs in $RAW"

@@ -1,0 +1,26 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make bench: srnic beside rdma_rxe, measured by perftest in a QEMU guest
+# of each supported kernel (KVER=... for one), the table of ratios written
+# to the output folder (SRNIC_OUT, default a new dir under
+# /var/tmp/srnic-out). A benchmark: its numbers never fail anything.
+set -eu
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+scripts/deps.sh
+kvers=${KVER:-$(scripts/kvers.sh)}
+out=${SRNIC_OUT:-/var/tmp/srnic-out}/bench-$(date +%Y%m%d-%H%M%S)
+mkdir -p "$out"
+make -s modules-all selftests-build
+for k in $kvers; do
+	echo "bench: booting $k in a QEMU guest (TCG)"
+	scripts/vm.sh --kernel "$k" --timeout 1800 --out "$out/guest-$k" \
+		-- scripts/bench-guest.sh || echo "bench: the $k guest failed"
+	cp "$out/guest-$k"/bench-*.md "$out/" 2>/dev/null || true
+done
+echo
+for t in "$out"/bench-*.md; do
+	[ -e "$t" ] && cat "$t" && echo
+done
+echo "bench: results in $out"
