@@ -140,7 +140,7 @@ stat() {
 			for (i = 0; i < k; i++)
 				for (j = i + 1; j < k; j++)
 					if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
-			print v[int((k - 1) / 2)], v[0], v[k - 1]
+			print (v[int((k - 1) / 2)] + v[int(k / 2)]) / 2, v[0], v[k - 1]
 		}' "$RAW"
 }
 
