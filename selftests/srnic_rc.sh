@@ -269,23 +269,46 @@ rc_test() {	# DESC TEST ARGS...: srnic_rc_test between the namespaces
 	SHOW_LINES=1 pair "$desc" "$NS_B" "$NS_A"
 }
 
+# netem_test DESC ARGS...: rc_test through NETEM_ORDER on both veth ends.
+netem_test() {
+	local desc="$1, netem ${NETEM_ORDER[*]}"
+	shift
+	if netem "${NETEM_ORDER[@]}"; then
+		T=$T_NETEM rc_test "$desc" "$@"
+	else
+		ktap_test_fail "$desc: cannot add netem"
+	fi
+	netem
+}
+
+# must_see_stale DESC LATE_PLACE ARGS...: srnic_rc_test --loop ARGS on
+# srnic0 (with debug_late_place=LATE_PLACE) must fail with stale bytes:
+# the test is sensitive to what it checks.
+must_see_stale() {
+	local desc=$1 knob=$2 out=$LOGDIR/$KTAP_TESTNO-stale.log rc=0
+	shift 2
+	step "$desc" || return 0
+	echo "$knob" > /sys/module/srnic/parameters/debug_late_place
+	ip netns exec "$NS_A" timeout -k 20 "$T" "$RC_TEST" -v --dev srnic0 \
+		--gid-index "$GA" --loop --gens 200 "$@" >"$out" 2>&1 || rc=$?
+	echo 0 > /sys/module/srnic/parameters/debug_late_place
+	show_file "$out" 2
+	if [ $rc -eq 1 ] && grep -Eq 'stale_bytes [1-9]' "$out"; then
+		ktap_test_pass "$desc"
+	else
+		ktap_print_msg "expected exit 1 with stale bytes, got $(rc_text $rc)"
+		ktap_test_fail "$desc"
+	fi
+}
+
 # The ordering contract under loss, reordering and jitter.  Timeout 12
 # (16 ms): a lost tail costs a retransmit timer, not 67 ms.
 NETEM_ORDER=(loss 1% reorder 5% delay 1ms 1ms)
-if netem "${NETEM_ORDER[@]}"; then
-	T=$T_NETEM rc_test "order (write_imm_order) --gens $GENS, netem ${NETEM_ORDER[*]}" \
-		--gens "$GENS" --timeout 12 order
-else
-	ktap_test_fail "order (write_imm_order): cannot add netem ${NETEM_ORDER[*]}"
-fi
+netem_test "order (write_imm_order) --gens $GENS" --gens "$GENS" \
+	--timeout 12 order
 # The same contract with an RDMA Atomic Write as the notification.
-if netem "${NETEM_ORDER[@]}"; then
-	T=$T_NETEM rc_test "awrite (Writes + Atomic Write flag) --gens $((GENS / 20)), netem ${NETEM_ORDER[*]}" \
-		--gens $((GENS / 20)) --timeout 12 awrite
-else
-	ktap_test_fail "awrite: cannot add netem ${NETEM_ORDER[*]}"
-fi
-netem
+netem_test "awrite (Writes + Atomic Write flag) --gens $((GENS / 20))" \
+	--gens $((GENS / 20)) --timeout 12 awrite
 single "order (write_imm_order) --gens $GENS on loopback" "$NS_A" \
 	"$RC_TEST" -v --dev srnic0 --gid-index "$GA" --loop --gens "$GENS" order
 single "awrite --gens $((GENS / 2)) on loopback" "$NS_A" \
@@ -295,32 +318,13 @@ single "awrite --gens $((GENS / 2)) on loopback" "$NS_A" \
 # IBV_SEND_FENCE and max_rd_atomic = max_dest_rd_atomic = 2 under load:
 # a fenced Write of what a Read just fetched, Reads and atomics bursting
 # past the limit. Without the fence flag the test must see stale bytes.
-if netem "${NETEM_ORDER[@]}"; then
-	T=$T_NETEM rc_test "fence --gens $((GENS / 40)), netem ${NETEM_ORDER[*]}" \
-		--gens $((GENS / 40)) --timeout 12 fence
-else
-	ktap_test_fail "fence: cannot add netem ${NETEM_ORDER[*]}"
-fi
-netem
+netem_test "fence --gens $((GENS / 40))" --gens $((GENS / 40)) --timeout 12 \
+	fence
 single "fence --gens $((GENS / 4)) on loopback" "$NS_A" \
 	"$RC_TEST" -v --dev srnic0 --gid-index "$GA" --loop --gens $((GENS / 4)) \
 	fence
-no_fence() {
-	local out=$LOGDIR/$KTAP_TESTNO-no-fence.log rc=0
-	local desc="fence --no-fence sees stale bytes (sensitivity)"
-	step "$desc" || return 0
-	ip netns exec "$NS_A" timeout -k 20 "$T" "$RC_TEST" -v --dev srnic0 \
-		--gid-index "$GA" --loop --gens 200 --no-fence fence \
-		>"$out" 2>&1 || rc=$?
-	show_file "$out" 2
-	if [ $rc -eq 1 ] && grep -Eq 'stale_bytes [1-9]' "$out"; then
-		ktap_test_pass "$desc"
-	else
-		ktap_print_msg "expected exit 1 with stale bytes, got $(rc_text $rc)"
-		ktap_test_fail "$desc"
-	fi
-}
-no_fence
+must_see_stale "fence --no-fence sees stale bytes (sensitivity)" 0 \
+	--no-fence fence
 
 # RoCEv2 over IPv6 (UDP over IPv6, the ICRC over the IPv6 header), and
 # the smallest path MTUs (many packets per message).
@@ -333,26 +337,12 @@ rc_test "integrity --bytes 16M at path MTU 256" --mtu 256 --bytes 16M \
 rc_test "order --gens $((GENS / 10)) --imm-len 5000 at path MTU 512" \
 	--mtu 512 --gens $((GENS / 10)) --imm-len 5000 order
 
-# The ordering test must be able to fail: with debug_late_place srnic
+# The ordering tests must be able to fail: with debug_late_place srnic
 # places Write payload after the completions, and stale bytes must show.
-late_place() {	# TEST
-	local out=$LOGDIR/$KTAP_TESTNO-late-place.log rc=0
-	local desc="$1 sees stale bytes with debug_late_place=1 (sensitivity)"
-	step "$desc" || return 0
-	echo 1 > /sys/module/srnic/parameters/debug_late_place
-	ip netns exec "$NS_A" timeout -k 20 "$T" "$RC_TEST" -v --dev srnic0 \
-		--gid-index "$GA" --loop --gens 200 "$1" >"$out" 2>&1 || rc=$?
-	echo 0 > /sys/module/srnic/parameters/debug_late_place
-	show_file "$out" 2
-	if [ $rc -eq 1 ] && grep -Eq 'stale_bytes [1-9]' "$out"; then
-		ktap_test_pass "$desc"
-	else
-		ktap_print_msg "expected exit 1 with stale bytes, got $(rc_text $rc)"
-		ktap_test_fail "$desc"
-	fi
-}
-late_place order
-late_place awrite
+must_see_stale "order sees stale bytes with debug_late_place=1 (sensitivity)" 1 \
+	order
+must_see_stale "awrite sees stale bytes with debug_late_place=1 (sensitivity)" 1 \
+	awrite
 
 rc_test "integrity --bytes $BYTES, no netem" --bytes "$BYTES" integrity
 
