@@ -775,7 +775,7 @@ void srnic_req_complete(struct srnic_qp *qp);
 void srnic_qp_error(struct srnic_qp *qp);
 void srnic_flush_rq(struct srnic_qp *qp);
 void srnic_req_fail(struct srnic_qp *qp, u32 index, enum ib_wc_status st);
-void srnic_post_wc(struct srnic_qp *qp, bool recv, u64 wr_id,
+bool srnic_post_wc(struct srnic_qp *qp, bool recv, u64 wr_id,
 		   enum ib_wc_status status, enum ib_wc_opcode op, u32 byte_len,
 		   __be32 imm, int flags, bool solicited);
 

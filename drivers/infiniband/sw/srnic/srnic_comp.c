@@ -51,8 +51,10 @@ static enum ib_wc_opcode srnic_wc_opcode(u32 wr_opcode)
  * kernel CQ struct ib_wc. If the CQ overflows the QP goes to error.
  *
  * Context: any; never sleeps.
+ * Return: true if the completion was posted, false if the CQ was full
+ * (it is lost: the caller must not report the message as delivered).
  */
-void srnic_post_wc(struct srnic_qp *qp, bool recv, u64 wr_id,
+bool srnic_post_wc(struct srnic_qp *qp, bool recv, u64 wr_id,
 		   enum ib_wc_status status, enum ib_wc_opcode op, u32 byte_len,
 		   __be32 imm, int flags, bool solicited)
 {
@@ -99,7 +101,9 @@ void srnic_post_wc(struct srnic_qp *qp, bool recv, u64 wr_id,
 		/* Completions would be lost: the QP goes to error. */
 		WRITE_ONCE(qp->req.flushing, true);
 		srnic_req_kick(qp);
+		return false;
 	}
+	return true;
 }
 
 /**

@@ -208,6 +208,7 @@ static enum srnic_resp_verdict srnic_resp_send(struct srnic_qp *qp,
 	struct srnic_resp *resp = &qp->resp;
 	enum srnic_resp_verdict v;
 	int flags = 0, err;
+	bool posted;
 
 	if (!srnic_resp_len_ok(qp, pkt))
 		return SRNIC_RESP_INVALID;
@@ -244,10 +245,11 @@ static enum srnic_resp_verdict srnic_resp_send(struct srnic_qp *qp,
 		flags |= IB_WC_WITH_IMM;
 	if (pkt->info->flags & SRNIC_OPF_INV)
 		flags |= IB_WC_WITH_INVALIDATE;
-	srnic_post_wc(qp, true, resp->rwqe.wr_id, IB_WC_SUCCESS, IB_WC_RECV,
-		      resp->roff, pkt->imm, flags, pkt->se);
+	posted = srnic_post_wc(qp, true, resp->rwqe.wr_id, IB_WC_SUCCESS,
+			       IB_WC_RECV, resp->roff, pkt->imm, flags,
+			       pkt->se);
 	resp->have_rwqe = false;
-	if (READ_ONCE(qp->req.flushing))
+	if (!posted)
 		return SRNIC_RESP_DROP;	/* the CQE was lost: no ACK */
 	resp->in_op = 0;
 	resp->msn++;
@@ -331,11 +333,10 @@ static enum srnic_resp_verdict srnic_resp_write(struct srnic_qp *qp,
 	resp->in_op = 0;
 	resp->msn++;
 	if (flags & SRNIC_OPF_IMM) {
-		srnic_post_wc(qp, true, resp->rwqe.wr_id, IB_WC_SUCCESS,
-			      IB_WC_RECV_RDMA_WITH_IMM, resp->roff, pkt->imm,
-			      IB_WC_WITH_IMM, pkt->se);
 		resp->have_rwqe = false;
-		if (READ_ONCE(qp->req.flushing))
+		if (!srnic_post_wc(qp, true, resp->rwqe.wr_id, IB_WC_SUCCESS,
+				   IB_WC_RECV_RDMA_WITH_IMM, resp->roff,
+				   pkt->imm, IB_WC_WITH_IMM, pkt->se))
 			return SRNIC_RESP_DROP;	/* the CQE was lost */
 	}
 	return SRNIC_RESP_OK;
