@@ -359,6 +359,8 @@ static inline struct srnic_srq *to_ssrq(struct ib_srq *ibsrq)
 
 /* Packets a requester may have sent and not seen acknowledged. */
 #define SRNIC_MAX_INFLIGHT	256
+/* Read response packets a requester places ahead of a missing one. */
+#define SRNIC_READ_AHEAD	4096
 /* Atomic results a responder keeps to answer duplicate requests. */
 #define SRNIC_ATOMIC_REPLAY	16
 
@@ -422,6 +424,16 @@ struct srnic_swqe {
  * @fetch_size: bytes per ring element
  * @flushing: the QP is in error: everything completes with flush status
  * @sport: UDP source port of the QP's flow
+ * @cpu: the CPU @task runs on: every packet of the QP leaves from one CPU,
+ *	so per-CPU queues on the way (a veth peer's backlog, a NIC's
+ *	transmit queue picked by CPU) cannot reorder them
+ * @ipi_busy: a request to run @task on @cpu is on its way (@csd in use)
+ * @csd: asks @cpu to schedule @task
+ * @read_seen: Read response packets placed past the first missing one,
+ *	bit (index in the Read % SRNIC_READ_AHEAD), for the Read whose first
+ *	PSN is @read_map_psn (@read_map_valid)
+ * @read_map_psn: see @read_seen
+ * @read_map_valid: see @read_seen
  */
 struct srnic_req {
 	spinlock_t lock;	/* see above */
@@ -452,6 +464,12 @@ struct srnic_req {
 	u32 fetch_size;
 	bool flushing;
 	u16 sport;
+	int cpu;
+	atomic_t ipi_busy;
+	call_single_data_t csd;
+	DECLARE_BITMAP(read_seen, SRNIC_READ_AHEAD);
+	u32 read_map_psn;
+	bool read_map_valid;
 };
 
 /**
@@ -760,6 +778,7 @@ void srnic_req_cleanup(struct srnic_qp *qp);
 void srnic_req_start(struct srnic_qp *qp);
 void srnic_req_reset(struct srnic_qp *qp);
 void srnic_req_kick(struct srnic_qp *qp);
+void srnic_req_push_timer(struct srnic_qp *qp);
 void srnic_req_doorbell(struct srnic_qp *qp);
 void srnic_req_arm_timer(struct srnic_qp *qp);
 void srnic_qp_quiesce(struct srnic_qp *qp);

@@ -158,7 +158,7 @@ static void srnic_req_gap(struct srnic_qp *qp, u32 psn)
 	req->gap_pending = true;
 	req->gap_psn = psn;
 	srnic_req_rewind(qp, psn);
-	tasklet_schedule(&req->task);
+	srnic_req_kick(qp);
 }
 
 /* A Read or Atomic WQE finished: a fence or the rd_atomic limit may lift. */
@@ -275,14 +275,51 @@ static void srnic_req_fail_locked(struct srnic_qp *qp, struct srnic_swqe *s,
 	srnic_req_complete(qp);
 }
 
-/* A Read response packet: place it if it is the next one expected. */
+/* Bytes Read response packet @idx of @s carries. */
+static u32 srnic_read_pkt_len(struct srnic_qp *qp, struct srnic_swqe *s,
+			      u32 idx)
+{
+	return min(qp->mtu, s->wqe.length - idx * qp->mtu);
+}
+
+/*
+ * Move @s's placed prefix over the packets already placed past it; the
+ * PSN after the prefix is the oldest unacknowledged one.
+ */
+static void srnic_read_advance(struct srnic_qp *qp, struct srnic_swqe *s)
+{
+	struct srnic_req *req = &qp->req;
+	u32 k = s->read_off / qp->mtu;
+
+	while (k < s->npkts &&
+	       test_bit(k % SRNIC_READ_AHEAD, req->read_seen)) {
+		clear_bit(k % SRNIC_READ_AHEAD, req->read_seen);
+		s->read_off += srnic_read_pkt_len(qp, s, k);
+		k++;
+	}
+	req->una = srnic_psn_add(s->first_psn, k);
+}
+
+/*
+ * A Read response packet. Packet @idx of a Read always carries the bytes
+ * at offset @idx * MTU, so it is placed wherever it arrives in the window
+ * of SRNIC_READ_AHEAD packets past the first missing one: after a loss the
+ * rest of the stream (and of any replay) still counts, and one repeated
+ * request usually fills every hole. That matters against responders that
+ * serve a repeated Read request only after the stream in progress, to its
+ * end (rdma_rxe): asking again at each hole would cost a whole replay per
+ * lost packet. So the requester asks once per hole: when it first sees
+ * the hole, or when a stream ends (its last packet came) with holes left
+ * that it has not asked for yet; the timer covers lost requests.
+ */
 static bool srnic_comp_read(struct srnic_qp *qp, struct srnic_pkt *pkt,
 			    const u8 *payload)
 {
 	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
 	struct srnic_swqe *s = srnic_req_find(qp, pkt->psn);
-	u32 k, expect, want;
-	bool first, last;
+	struct srnic_req *req = &qp->req;
+	u32 k, idx, off;
+	bool last, moved = false;
 	int err;
 
 	if (s && s->wqe.opcode == SRNIC_WR_ATOMIC_WRITE) {
@@ -296,25 +333,26 @@ static bool srnic_comp_read(struct srnic_qp *qp, struct srnic_pkt *pkt,
 	if (!s || s->wqe.opcode != IB_WR_RDMA_READ)
 		return false;
 	k = s->read_off / qp->mtu;
-	expect = srnic_psn_add(s->first_psn, k);
-	if (pkt->psn != expect) {
-		/* A response packet was lost: ask again from it. */
-		if (srnic_psn_diff(pkt->psn, expect) > 0)
-			srnic_req_gap(qp, expect);
-		return false;
-	}
-	first = pkt->opcode == SRNIC_OP_READ_RESPONSE_FIRST ||
-		pkt->opcode == SRNIC_OP_READ_RESPONSE_ONLY;
+	idx = srnic_psn_diff(pkt->psn, s->first_psn);
 	last = pkt->opcode == SRNIC_OP_READ_RESPONSE_LAST ||
 	       pkt->opcode == SRNIC_OP_READ_RESPONSE_ONLY;
-	want = min(qp->mtu, s->wqe.length - s->read_off);
 	/*
-	 * After a rewind the responder restarts with a FIRST (or ONLY)
-	 * packet at the PSN asked for.
+	 * A responder (re)starts with a FIRST (or ONLY) packet at the PSN
+	 * asked for; LAST/ONLY is the Read's last packet, and every packet
+	 * but the last is MTU-sized.
 	 */
-	if ((k + 1 == s->npkts) != last || pkt->paylen != want ||
-	    (!first && pkt->opcode == SRNIC_OP_READ_RESPONSE_ONLY)) {
+	if ((idx + 1 == s->npkts) != last ||
+	    pkt->paylen != srnic_read_pkt_len(qp, s, idx)) {
 		srnic_counter_inc(sdev, SRNIC_CNT_MALFORMED);
+		return false;
+	}
+	if (idx < k) {
+		srnic_req_push_timer(qp);	/* a replay of what we have */
+		return false;
+	}
+	if (idx - k >= SRNIC_READ_AHEAD) {
+		srnic_req_gap(qp, srnic_psn_add(s->first_psn, k));
+		srnic_req_push_timer(qp);
 		return false;
 	}
 
@@ -326,20 +364,42 @@ static bool srnic_comp_read(struct srnic_qp *qp, struct srnic_pkt *pkt,
 	srnic_ack_upto(qp, srnic_psn_add(s->first_psn, -1));
 	if (srnic_req_first_open(qp) != s)
 		return false;
+	if (!req->read_map_valid || req->read_map_psn != s->first_psn) {
+		bitmap_zero(req->read_seen, SRNIC_READ_AHEAD);
+		req->read_map_psn = s->first_psn;
+		req->read_map_valid = true;
+	}
+	if (idx != k && test_bit(idx % SRNIC_READ_AHEAD, req->read_seen))
+		goto placed;		/* placed from an earlier stream */
+	off = idx * qp->mtu;
 	err = srnic_sge_copy(sdev, qp->ibqp.pd, s->wqe.sge, s->wqe.num_sge,
-			     s->read_off, (void *)payload, pkt->paylen, true);
+			     off, (void *)payload, pkt->paylen, true);
 	if (err) {
 		srnic_req_fail_locked(qp, s, IB_WC_LOC_PROT_ERR);
 		return true;
 	}
+	if (idx != k) {
+		set_bit(idx % SRNIC_READ_AHEAD, req->read_seen);
+		/* A response packet was lost: ask again from it, once. */
+		srnic_req_gap(qp, srnic_psn_add(s->first_psn, k));
+		goto placed;
+	}
 	s->read_off += pkt->paylen;
-	qp->req.una = srnic_psn_add(pkt->psn, 1);
-	qp->req.gap_pending = false;
-	if (last) {
+	srnic_read_advance(qp, s);
+	req->gap_pending = false;
+	moved = true;
+	if (s->read_off == s->wqe.length) {
+		req->read_map_valid = false;
 		s->state = SRNIC_SWQE_DONE;
 		srnic_req_rd_done(qp);
+		return true;
 	}
-	return true;
+placed:
+	if (last)	/* the stream ended with holes left */
+		srnic_req_gap(qp, req->una);
+	if (!moved)
+		srnic_req_push_timer(qp);
+	return moved;
 }
 
 static bool srnic_comp_atomic(struct srnic_qp *qp, struct srnic_pkt *pkt)
@@ -412,7 +472,7 @@ static bool srnic_comp_ack(struct srnic_qp *qp, struct srnic_pkt *pkt)
 			}
 			req->retry_left--;
 			srnic_req_rewind(qp, pkt->psn);
-			tasklet_schedule(&req->task);
+			srnic_req_kick(qp);
 			return true;
 		}
 		srnic_req_fail_locked(qp, s, srnic_nak_status(value));
@@ -443,10 +503,16 @@ void srnic_comp_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 	if (req->flushing)
 		goto out;
 	/* Only responses to PSNs sent and not yet acknowledged count. */
-	if (srnic_psn_diff(pkt->psn, req->max_psn) >= 0 ||
-	    (srnic_psn_diff(pkt->psn, req->una) < 0 &&
-	     pkt->opcode != SRNIC_OP_ACKNOWLEDGE))
+	if (srnic_psn_diff(pkt->psn, req->max_psn) >= 0)
 		goto out;
+	if (srnic_psn_diff(pkt->psn, req->una) < 0 &&
+	    pkt->opcode != SRNIC_OP_ACKNOWLEDGE) {
+		/* A replay of Read responses we already have. */
+		if (pkt->opcode >= SRNIC_OP_READ_RESPONSE_FIRST &&
+		    pkt->opcode <= SRNIC_OP_READ_RESPONSE_ONLY)
+			srnic_req_push_timer(qp);
+		goto out;
+	}
 
 	switch (pkt->opcode) {
 	case SRNIC_OP_ACKNOWLEDGE:
@@ -467,7 +533,7 @@ void srnic_comp_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 		if (!req->rnr_wait &&
 		    srnic_psn_diff(req->max_psn, req->una) > 0)
 			srnic_req_arm_timer(qp);
-		tasklet_schedule(&req->task);
+		srnic_req_kick(qp);
 	}
 out:
 	fail = req->flushing;

@@ -157,7 +157,7 @@ static void srnic_pf_work(struct work_struct *work)
 			     qp->req.bad_index, n);
 	}
 	spin_unlock_bh(&qp->req.lock);
-	tasklet_schedule(&qp->req.task);
+	srnic_req_kick(qp);
 }
 
 /* Is there posted work the prefetcher has not read yet? */
@@ -169,16 +169,57 @@ static bool srnic_pf_pending(struct srnic_qp *qp)
 	       READ_ONCE(qp->req.pfq.next) != (prod & qp->sq.queue.index_mask);
 }
 
+static atomic_t srnic_tx_next_cpu = ATOMIC_INIT(0);
+
+/* Spread the QPs' transmit tasklets over the online CPUs. */
+static int srnic_req_pick_cpu(void)
+{
+	unsigned int n = atomic_inc_return(&srnic_tx_next_cpu);
+
+	return cpumask_local_spread(n % num_online_cpus(), NUMA_NO_NODE);
+}
+
+/* On the QP's CPU, in hard interrupt context: the tasklet runs next. */
+static void srnic_req_ipi(void *info)
+{
+	struct srnic_qp *qp = info;
+
+	tasklet_schedule(&qp->req.task);
+	/* The last access to @qp: srnic_qp_quiesce() waits for it. */
+	atomic_set_release(&qp->req.ipi_busy, 0);
+}
+
 /**
- * srnic_req_kick() - let the transmit tasklet run
+ * srnic_req_kick() - let the transmit tasklet run, on the QP's CPU
  * @qp: the QP
+ *
+ * A tasklet runs on the CPU that schedules it. If each kick (doorbell,
+ * ACK, timer) ran it where it came from, two runs on two CPUs would hand
+ * packets to two CPUs' receive backlogs (veth) or transmit queues, which
+ * reorders them: the responder sees PSN gaps and go-back-N resends what
+ * was never lost. So a kick from another CPU asks the QP's CPU to run it.
+ * A request already on its way (@ipi_busy) covers this kick too: its
+ * handler has not scheduled the tasklet yet, or has and the tasklet has
+ * not run yet (it cannot while the handler holds that CPU).
  *
  * Context: any.
  */
 void srnic_req_kick(struct srnic_qp *qp)
 {
-	if (!READ_ONCE(qp->dead))
-		tasklet_schedule(&qp->req.task);
+	struct srnic_req *req = &qp->req;
+	int cpu = req->cpu;
+
+	if (READ_ONCE(qp->dead))
+		return;
+	if (cpu == get_cpu() || !cpu_online(cpu)) {
+		tasklet_schedule(&req->task);
+	} else if (!atomic_xchg(&req->ipi_busy, 1) &&
+		   smp_call_function_single_async(cpu, &req->csd)) {
+		/* The CPU went offline: run here. */
+		atomic_set(&req->ipi_busy, 0);
+		tasklet_schedule(&req->task);
+	}
+	put_cpu();
 }
 
 static unsigned long srnic_req_timeout(struct srnic_qp *qp)
@@ -202,6 +243,25 @@ void srnic_req_arm_timer(struct srnic_qp *qp)
 		return;
 	qp->req.timer_psn = qp->req.una;
 	mod_timer(&qp->req.timer, jiffies + srnic_req_timeout(qp));
+}
+
+/**
+ * srnic_req_push_timer() - the responder is alive: retransmit later
+ * @qp: the QP
+ *
+ * For Read responses the requester cannot use: a replay still streaming
+ * past a gap, or a replay for a Read already complete. The responder works
+ * through its requests in order and is busy with ours; asking again now
+ * would only queue one more replay behind the current one (rdma_rxe serves
+ * each repeated Read request to its end). The timer still fires, and
+ * counts a retry, once such responses stop coming.
+ *
+ * Context: under req.lock.
+ */
+void srnic_req_push_timer(struct srnic_qp *qp)
+{
+	if (qp->timeout && !qp->dead && timer_pending(&qp->req.timer))
+		mod_timer(&qp->req.timer, jiffies + srnic_req_timeout(qp));
 }
 
 /**
@@ -616,7 +676,7 @@ static void srnic_req_timer(struct timer_list *t)
 	if (req->rnr_wait) {
 		req->rnr_wait = false;
 		srnic_req_arm_timer(qp);
-		tasklet_schedule(&req->task);
+		srnic_req_kick(qp);
 		goto out;
 	}
 	if (srnic_psn_diff(req->max_psn, req->una) <= 0)
@@ -635,7 +695,7 @@ static void srnic_req_timer(struct timer_list *t)
 	req->gap_pending = false;
 	srnic_req_rewind(qp, req->una);
 	srnic_req_arm_timer(qp);
-	tasklet_schedule(&req->task);
+	srnic_req_kick(qp);
 out:
 	spin_unlock_bh(&req->lock);
 	if (fail)
@@ -679,6 +739,9 @@ int srnic_req_init(struct srnic_qp *qp)
 	INIT_WORK(&req->pf_work, srnic_pf_work);
 	tasklet_setup(&req->task, srnic_req_task);
 	timer_setup(&req->timer, srnic_req_timer, 0);
+	req->cpu = srnic_req_pick_cpu();
+	atomic_set(&req->ipi_busy, 0);
+	INIT_CSD(&req->csd, srnic_req_ipi, qp);
 	srnic_resp_init(qp);
 	return 0;
 out:
@@ -699,6 +762,8 @@ void srnic_qp_quiesce(struct srnic_qp *qp)
 {
 	cancel_work_sync(&qp->req.pf_work);
 	del_timer_sync(&qp->req.timer);
+	while (atomic_read_acquire(&qp->req.ipi_busy))
+		cpu_relax();
 	tasklet_kill(&qp->req.task);
 	del_timer_sync(&qp->req.timer);
 }
@@ -761,6 +826,7 @@ void srnic_req_reset(struct srnic_qp *qp)
 	req->bad_wqe = false;
 	req->flushing = false;
 	req->rnr_wait = false;
+	req->read_map_valid = false;
 	spin_unlock_bh(&req->lock);
 	srnic_resp_reset(qp);
 }
