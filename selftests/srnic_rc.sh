@@ -55,7 +55,7 @@ srnic_require
 require_cmd tc ss timeout ibv_rc_pingpong "${PERFTESTS[@]}"
 [ -x "$RC_TEST" ] || ktap_skip_rest "no $RC_TEST (run make)"
 ktap_print_header
-ktap_set_plan 48
+ktap_set_plan 49
 
 # --- helpers -----------------------------------------------------------------
 
@@ -345,6 +345,12 @@ must_see_stale "awrite sees stale bytes with debug_late_place=1 (sensitivity)" 1
 	awrite
 
 rc_test "integrity --bytes $BYTES, no netem" --bytes "$BYTES" integrity
+# Every operation at every size; between cells the link idles 100 ms with
+# nothing outstanding, under a 10 ms timer and 2 retries: a requester that
+# still counts a PSN as unacknowledged (e.g. after a Read whose last
+# packet is short) times out, fails its QP and the next cell.
+rc_test "xfer: every operation and size class, idle between: no spurious timeout" \
+	--mtu 1024 --timeout 8 --retry-cnt 2 --idle 100 xfer
 
 # Go-back-N under loss and duplication, with Reads in flight.
 NETEM_INTEG=(loss 2% duplicate 1%)

@@ -119,6 +119,7 @@ struct options {
 	const char *scribble_mode;
 	bool strict;		/* scribble: a stalled victim fails */
 	bool no_fence;		/* fence: leave IBV_SEND_FENCE off */
+	int idle_ms;		/* xfer: the client's pause after each cell */
 	int verbose;
 	struct params p;
 };
@@ -2100,6 +2101,13 @@ static int xfer_client(struct role *r)
 			cells++;
 			if (!ok)
 				break;
+			/*
+			 * Idle, nothing outstanding: a requester that still
+			 * thinks something is unacknowledged times out now
+			 * (with a short --timeout and few retries, fails).
+			 */
+			if (opt.idle_ms)
+				usleep(opt.idle_ms * 1000);
 		}
 		if (fails)
 			break;
@@ -3378,7 +3386,8 @@ static const char *const help_text[] = {
 	"           Read Y, 8 Reads, 4 Fetch&Adds; max_rd_atomic 2:",
 	"           --gens N --size BYTES (X, Y); --no-fence (must fail)",
 	"xfer:      Send, Send+Imm, Write, Write+Imm, Read at 0, 1, MTU-1,",
-	"           MTU, MTU+1 bytes, 64 KiB, 4 MiB; CmpSwap, FetchAdd",
+	"           MTU, MTU+1 bytes, 64 KiB, 4 MiB; CmpSwap, FetchAdd;",
+	"           --idle MS: pause after each cell (nothing outstanding)",
 	"integrity: --bytes N (256M) --chunk N (1M)",
 	"rnr:       --rnr-delay MS (100)",
 	"scribble:  --rounds N (1000)",
@@ -3435,6 +3444,7 @@ static const struct num_opt num_opts[] = {
 	{ "min-rnr-timer", &opt.p.min_rnr_timer, 4 },
 	{ "rnr-delay", &opt.p.rnr_delay_ms, 4 },
 	{ "seed", &opt.p.seed, 8 },
+	{ "idle", &opt.idle_ms, 4 },
 };
 
 #define O_NUM 0x100	/* getopt value of num_opts[i]: O_NUM + i */

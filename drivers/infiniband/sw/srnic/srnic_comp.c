@@ -283,13 +283,14 @@ static u32 srnic_read_pkt_len(struct srnic_qp *qp, struct srnic_swqe *s,
 }
 
 /*
- * Move @s's placed prefix over the packets already placed past it; the
- * PSN after the prefix is the oldest unacknowledged one.
+ * Packets before @k of @s are placed: move the placed prefix over the
+ * packets already placed past it. The PSN after the prefix is the oldest
+ * unacknowledged one (counted in packets: the last may be short).
  */
-static void srnic_read_advance(struct srnic_qp *qp, struct srnic_swqe *s)
+static void srnic_read_advance(struct srnic_qp *qp, struct srnic_swqe *s,
+			       u32 k)
 {
 	struct srnic_req *req = &qp->req;
-	u32 k = s->read_off / qp->mtu;
 
 	while (k < s->npkts &&
 	       test_bit(k % SRNIC_READ_AHEAD, req->read_seen)) {
@@ -385,7 +386,7 @@ static bool srnic_comp_read(struct srnic_qp *qp, struct srnic_pkt *pkt,
 		goto placed;
 	}
 	s->read_off += pkt->paylen;
-	srnic_read_advance(qp, s);
+	srnic_read_advance(qp, s, idx + 1);
 	req->gap_pending = false;
 	moved = true;
 	if (s->read_off == s->wqe.length) {
