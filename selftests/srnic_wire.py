@@ -3,6 +3,7 @@
 """Check a capture of RoCEv2 traffic, independently of srnic's code.
 
     srnic_wire.py CAPTURE.pcap SRNIC_ADDR[,SRNIC_ADDR...]
+    srnic_wire.py --self-check CAPTURE.pcap SRNIC_ADDR[,...] OUT.pcap
 
 Two referees look at every UDP packet to port 4791:
 
@@ -119,8 +120,8 @@ def roce(l3):
     return src, ihl, min(total, len(l3))
 
 
-def icrc_ok(l3, ihl, end):
-    """Recompute the ICRC over l3[:end - 4] and compare."""
+def icrc_of(l3, ihl, end):
+    """The ICRC of l3[:end - 4], as an integer sent little-endian."""
     pkt = bytearray(l3[:end])
     if pkt[0] >> 4 == 4:
         pkt[1] = 0xff                   # type of service
@@ -132,14 +133,42 @@ def icrc_ok(l3, ihl, end):
         pkt[7] = 0xff                   # hop limit
     pkt[ihl + 6:ihl + 8] = b"\xff\xff"  # UDP checksum
     pkt[ihl + 8 + 4] = 0xff             # BTH: FECN, BECN, resv6
-    crc = zlib.crc32(b"\xff" * 8 + bytes(pkt[:-4])) & 0xffffffff
-    return struct.unpack("<I", bytes(pkt[-4:]))[0] == crc
+    return zlib.crc32(b"\xff" * 8 + bytes(pkt[:-4])) & 0xffffffff
+
+
+def icrc_ok(l3, ihl, end):
+    """Recompute the ICRC over l3[:end - 4] and compare."""
+    return struct.unpack("<I", bytes(l3[end - 4:end]))[0] == \
+        icrc_of(l3, ihl, end)
+
+
+def payload_heuristics():
+    """The dissectors Wireshark tries on an InfiniBand payload."""
+    res = subprocess.run(["tshark", "-G", "heuristic-decodes"],
+                         capture_output=True, text=True, check=False)
+    return [f[1] for f in (l.split("\t") for l in res.stdout.splitlines())
+            if len(f) >= 2 and f[0] == "infiniband.payload" and
+            f[1] != "ethertype"]
 
 
 def tshark_rows(path):
-    """frame number -> dict of the fields, for UDP 4791 frames."""
+    """frame number -> dict of the fields, for UDP 4791 frames.
+
+    Two settings keep the referee to the transport: the payload is test
+    data, not an upper-layer protocol, so the heuristic payload dissectors
+    are off (RPC-over-RDMA's throws on a 0-byte Send, rxe's and srnic's
+    alike); and a zero UDP checksum over IPv6 is what RoCEv2 senders put
+    there (the ICRC covers the packet; RFC 6935 allows zero for tunnels),
+    so it is not flagged (the ICRC is checked here instead).
+    """
     cmd = ["tshark", "-n", "-r", path, "-Y", "udp.dstport == %d" % ROCE_PORT,
+           "-o", "udp.ignore_ipv6_zero_checksum:TRUE",
            "-T", "fields", "-E", "separator=|", "-E", "occurrence=f"]
+    for h in payload_heuristics():
+        cmd += ["--disable-protocol", h]
+    # Ethernet over InfiniBand: the ethertype protocol stays (Ethernet
+    # needs it), its InfiniBand payload heuristic goes.
+    cmd += ["--disable-heuristic", "eth_over_ib"]
     for f in FIELDS:
         cmd += ["-e", f]
     res = subprocess.run(cmd, capture_output=True, text=True, check=False)
@@ -153,14 +182,17 @@ def tshark_rows(path):
     return rows
 
 
-def main():
-    path, addrs = sys.argv[1], sys.argv[2]
-    mine = {ipaddress.ip_address(a) for a in addrs.split(",")}
+def check(path, mine):
+    """Check every RoCEv2 packet of a capture.
+
+    Returns (frame -> list of problems for bad frames, Counter of packets
+    per sender, Counter of bad packets per sender, Counter of opcodes).
+    """
     rows = tshark_rows(path)
     seen = collections.Counter()
     bad = collections.Counter()
     total = collections.Counter()
-    shown = 0
+    problems = {}
     for n, link, frame in pcap_packets(path):
         l3 = l3_of(link, frame)
         r = roce(l3) if l3 else None
@@ -175,7 +207,6 @@ def main():
         row = rows.get(n)
         if row is None or not row.get("infiniband.bth.opcode"):
             why.append("not dissected as InfiniBand")
-            op = None
         else:
             op = int(row["infiniband.bth.opcode"], 0)
             name, hdrs = OPS.get(op, ("opcode %#x" % op, None))
@@ -191,10 +222,80 @@ def main():
                 why.append("expert: " + row.get("_ws.expert.message", ""))
         if why:
             bad[who] += 1
-            if shown < 20:
-                print("# frame %d from %s (%s): %s" %
-                      (n, src, who, "; ".join(why)))
-                shown += 1
+            problems[n] = (src, who, why)
+    return problems, total, bad, seen
+
+
+def mutate(path, mine, out):
+    """Write to OUT three of srnic's packets from PATH: one as captured,
+    one with a payload byte flipped (only the ICRC can tell), and an
+    ACKNOWLEDGE relabelled ATOMIC_ACKNOWLEDGE, its ICRC recomputed (only
+    the dissector can tell: the AtomicAckETH is missing). Returns the
+    frame numbers in OUT of (intact, flipped, relabelled) or None."""
+    with open(path, "rb") as f:
+        head = f.read(24)
+    end_ = "<" if struct.unpack("<I", head[:4])[0] in (0xa1b2c3d4,
+                                                       0xa1b23c4d) else ">"
+    intact = flipped = relabelled = None
+    for _, link, frame in pcap_packets(path):
+        l3 = l3_of(link, frame)
+        r = roce(l3) if l3 else None
+        if not r or r[0] not in mine:
+            continue
+        src, ihl, end = r
+        off = len(frame) - len(l3)
+        bth = off + ihl + 8
+        op = frame[bth]
+        if intact is None:
+            intact = bytes(frame)
+        elif flipped is None and end - (ihl + 8) > 12 + 4 + 8 and \
+                op in (0x00, 0x01, 0x07, 0x0e):
+            f2 = bytearray(frame)
+            f2[bth + 12 + 4] ^= 0x5a
+            flipped = bytes(f2)
+        elif relabelled is None and op == 0x11 and end - (ihl + 8) == 20:
+            f2 = bytearray(frame)
+            f2[bth] = 0x12
+            crc = icrc_of(bytes(f2[off:]), ihl, end)
+            f2[off + end - 4:off + end] = struct.pack("<I", crc)
+            relabelled = bytes(f2)
+        if intact and flipped and relabelled:
+            break
+    if not (intact and flipped and relabelled):
+        return None
+    with open(out, "wb") as f:
+        f.write(head)
+        for fr in (intact, flipped, relabelled):
+            f.write(struct.pack(end_ + "IIII", 0, 0, len(fr), len(fr)))
+            f.write(fr)
+    return 1, 2, 3
+
+
+def self_check(path, mine, out):
+    """The checker must flag what it is meant to flag (see mutate())."""
+    if mutate(path, mine, out) is None:
+        print("self-check: the capture lacks the packets to mutate")
+        return 1
+    problems = check(out, mine)[0]
+    got = {n: problems.get(n, (None, None, []))[2] for n in (1, 2, 3)}
+    for n in (1, 2, 3):
+        print("# mutated frame %d: %s" % (n, "; ".join(got[n]) or "passes"))
+    ok = (not got[1] and got[2] == ["ICRC mismatch"] and got[3] and
+          "ICRC mismatch" not in got[3])
+    print("self-check: %s" % ("ok" if ok else "FAILED"))
+    return 0 if ok else 1
+
+
+def main():
+    if len(sys.argv) == 5 and sys.argv[1] == "--self-check":
+        mine = {ipaddress.ip_address(a) for a in sys.argv[3].split(",")}
+        return self_check(sys.argv[2], mine, sys.argv[4])
+    path, addrs = sys.argv[1], sys.argv[2]
+    mine = {ipaddress.ip_address(a) for a in addrs.split(",")}
+    problems, total, bad, seen = check(path, mine)
+    for n in sorted(problems)[:20]:
+        src, who, why = problems[n]
+        print("# frame %d from %s (%s): %s" % (n, src, who, "; ".join(why)))
     for (who, name), k in sorted(seen.items()):
         print("# %-8s %-22s %d" % (who, name, k))
     ok = True
