@@ -49,9 +49,11 @@ OPS = {
     0x13: ("COMPARE_SWAP", [ATMETH]), 0x14: ("FETCH_ADD", [ATMETH]),
     0x16: ("SEND_LAST_INV", [IETH]), 0x17: ("SEND_ONLY_INV", [IETH]),
     # Wireshark 4.0 (Debian 12) names this opcode but does not dissect
-    # its RETH; the ICRC and the length checks still cover it.
+    # its headers: atomic_write_ok() checks their layout instead.
     0x1d: ("ATOMIC_WRITE", []),
 }
+ATOMIC_WRITE = 0x1d
+
 FIELDS = ["frame.number", "infiniband.bth.opcode", "_ws.malformed",
           "_ws.expert.severity", "_ws.expert.message"] + \
     sorted({f for _, hs in OPS.values() for f in hs})
@@ -118,6 +120,17 @@ def roce(l3):
     if dport != ROCE_PORT:
         return None
     return src, ihl, min(total, len(l3))
+
+
+def atomic_write_ok(l3, ihl, end):
+    """An RDMA Atomic Write (IBA memory placement annex): BTH, RETH, 8
+    bytes of data, ICRC, nothing else; the RETH's DMA length is 8 and its
+    virtual address 8-byte aligned."""
+    bth = ihl + 8
+    if end - bth != 12 + 16 + 8 + 4 or (l3[bth + 1] >> 4) & 3:
+        return False                    # the size, no pad
+    va, _, dmalen = struct.unpack(">QII", bytes(l3[bth + 12:bth + 28]))
+    return dmalen == 8 and va % 8 == 0
 
 
 def icrc_of(l3, ihl, end):
@@ -215,6 +228,8 @@ def check(path, mine):
                 why.append("opcode %#x not an RC opcode srnic uses" % op)
             else:
                 why += ["no %s" % h for h in hdrs if not row.get(h)]
+            if op == ATOMIC_WRITE and not atomic_write_ok(l3, ihl, end):
+                why.append("Atomic Write headers: not RETH + 8 bytes")
             if row.get("_ws.malformed"):
                 why.append("malformed")
             sev = row.get("_ws.expert.severity", "")
@@ -230,13 +245,15 @@ def mutate(path, mine, out):
     """Write to OUT three of srnic's packets from PATH: one as captured,
     one with a payload byte flipped (only the ICRC can tell), and an
     ACKNOWLEDGE relabelled ATOMIC_ACKNOWLEDGE, its ICRC recomputed (only
-    the dissector can tell: the AtomicAckETH is missing). Returns the
-    frame numbers in OUT of (intact, flipped, relabelled) or None."""
+    the dissector can tell: the AtomicAckETH is missing); and, if the
+    capture has one, an Atomic Write with a DMA length of 16, its ICRC
+    recomputed (only atomic_write_ok() can tell). Returns the frame
+    numbers in OUT, or None."""
     with open(path, "rb") as f:
         head = f.read(24)
     end_ = "<" if struct.unpack("<I", head[:4])[0] in (0xa1b2c3d4,
                                                        0xa1b23c4d) else ">"
-    intact = flipped = relabelled = None
+    intact = flipped = relabelled = awrite = None
     for _, link, frame in pcap_packets(path):
         l3 = l3_of(link, frame)
         r = roce(l3) if l3 else None
@@ -259,29 +276,39 @@ def mutate(path, mine, out):
             crc = icrc_of(bytes(f2[off:]), ihl, end)
             f2[off + end - 4:off + end] = struct.pack("<I", crc)
             relabelled = bytes(f2)
-        if intact and flipped and relabelled:
+        elif awrite is None and op == ATOMIC_WRITE:
+            f2 = bytearray(frame)       # DMA length 16: not 8 bytes
+            f2[bth + 12 + 15] = 16
+            crc = icrc_of(bytes(f2[off:]), ihl, end)
+            f2[off + end - 4:off + end] = struct.pack("<I", crc)
+            awrite = bytes(f2)
+        if intact and flipped and relabelled and awrite:
             break
     if not (intact and flipped and relabelled):
         return None
+    frames = [intact, flipped, relabelled] + ([awrite] if awrite else [])
     with open(out, "wb") as f:
         f.write(head)
-        for fr in (intact, flipped, relabelled):
+        for fr in frames:
             f.write(struct.pack(end_ + "IIII", 0, 0, len(fr), len(fr)))
             f.write(fr)
-    return 1, 2, 3
+    return tuple(range(1, len(frames) + 1))
 
 
 def self_check(path, mine, out):
     """The checker must flag what it is meant to flag (see mutate())."""
-    if mutate(path, mine, out) is None:
+    frames = mutate(path, mine, out)
+    if frames is None:
         print("self-check: the capture lacks the packets to mutate")
         return 1
     problems = check(out, mine)[0]
-    got = {n: problems.get(n, (None, None, []))[2] for n in (1, 2, 3)}
-    for n in (1, 2, 3):
+    got = {n: problems.get(n, (None, None, []))[2] for n in frames}
+    for n in frames:
         print("# mutated frame %d: %s" % (n, "; ".join(got[n]) or "passes"))
     ok = (not got[1] and got[2] == ["ICRC mismatch"] and got[3] and
           "ICRC mismatch" not in got[3])
+    if 4 in got:                # an Atomic Write with a bad DMA length
+        ok = ok and got[4] == ["Atomic Write headers: not RETH + 8 bytes"]
     print("self-check: %s" % ("ok" if ok else "FAILED"))
     return 0 if ok else 1
 
