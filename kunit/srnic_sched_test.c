@@ -4,7 +4,8 @@
  * deficit round-robin serve a QP whose fence clears within one round;
  * strict priority starves it (the failure the WQE-prefetch chapter
  * describes, asserted so the demonstration stays true); DRR shares bytes
- * fairly between QPs of different packet sizes; budgets and removal.
+ * fairly between QPs of different packet sizes; budgets and removal; a
+ * wake while the QP is being served is not lost.
  */
 #include <kunit/test.h>
 
@@ -127,9 +128,11 @@ static void srnic_sched_budget_and_remove(struct kunit *test)
 	srnic_gate_init(&gate, SRNIC_GATE_RR, 4096, 8);
 	fake_init(&a, 0, 100, 20);
 	fake_init(&b, 0, 100, -1);
-	srnic_gate_wake(&gate, &a.gq);
-	srnic_gate_wake(&gate, &b.gq);
-	srnic_gate_wake(&gate, &a.gq);		/* already queued: no-op */
+	KUNIT_EXPECT_TRUE(test, srnic_gate_wake(&gate, &a.gq));
+	KUNIT_EXPECT_TRUE(test, srnic_gate_wake(&gate, &b.gq));
+	/* Already queued: no-op, and the caller need not run the gate. */
+	KUNIT_EXPECT_FALSE(test, srnic_gate_wake(&gate, &a.gq));
+	KUNIT_EXPECT_TRUE(test, srnic_gate_pending(&gate));
 	KUNIT_EXPECT_PTR_EQ(test, serve(&gate), &a);
 	KUNIT_EXPECT_EQ(test, a.packets, 8ULL);	/* the budget */
 	KUNIT_EXPECT_PTR_EQ(test, serve(&gate), &b);
@@ -140,7 +143,8 @@ static void srnic_sched_budget_and_remove(struct kunit *test)
 	/* Out of work: no longer at the gate. */
 	for (i = 0; i < 10; i++)
 		KUNIT_EXPECT_PTR_EQ(test, serve(&gate), &b);
-	srnic_gate_remove(&gate, &b.gq);
+	KUNIT_EXPECT_TRUE(test, srnic_gate_remove(&gate, &b.gq));
+	KUNIT_EXPECT_FALSE(test, srnic_gate_pending(&gate));
 	KUNIT_EXPECT_NULL(test, serve(&gate));
 	KUNIT_EXPECT_EQ(test, srnic_gate_set_policy(&gate,
 						    SRNIC_GATE_NR_POLICIES),
@@ -150,11 +154,43 @@ static void srnic_sched_budget_and_remove(struct kunit *test)
 	KUNIT_EXPECT_STREQ(test, srnic_gate_policy_name(SRNIC_GATE_DRR), "drr");
 }
 
+/*
+ * The engine serves a QP, finds no work and is about to hand it back;
+ * meanwhile an ACK opens the QP's window and wakes it. The wake must not
+ * be lost (the QP goes back to the gate), and a QP being served cannot
+ * be removed (destroy waits for the round to end).
+ */
+static void srnic_sched_wake_while_served(struct kunit *test)
+{
+	struct srnic_gate gate;
+	struct srnic_gate_qp *gq;
+	struct fake_qp a;
+
+	srnic_gate_init(&gate, SRNIC_GATE_DRR, 4096, 8);
+	fake_init(&a, 0, 100, 0);
+	KUNIT_EXPECT_TRUE(test, srnic_gate_wake(&gate, &a.gq));
+	gq = srnic_gate_pick(&gate);
+	KUNIT_EXPECT_PTR_EQ(test, gq, &a.gq);
+	/* Served: the engine will see it again, nothing to schedule. */
+	KUNIT_EXPECT_FALSE(test, srnic_gate_wake(&gate, &a.gq));
+	KUNIT_EXPECT_FALSE(test, srnic_gate_remove(&gate, &a.gq));
+	srnic_gate_done(&gate, gq, false);
+	KUNIT_EXPECT_TRUE(test, srnic_gate_pending(&gate));
+	a.backlog = 3;
+	KUNIT_EXPECT_PTR_EQ(test, serve(&gate), &a);
+	KUNIT_EXPECT_EQ(test, a.packets, 3ULL);
+	/* No wake this time: out of the gate. */
+	KUNIT_EXPECT_FALSE(test, srnic_gate_pending(&gate));
+	KUNIT_EXPECT_TRUE(test, srnic_gate_remove(&gate, &a.gq));
+	KUNIT_EXPECT_EQ(test, gate.rounds, 2ULL);
+}
+
 static struct kunit_case srnic_sched_cases[] = {
 	KUNIT_CASE(srnic_sched_fence_round_robin),
 	KUNIT_CASE(srnic_sched_fence_strict_starves),
 	KUNIT_CASE(srnic_sched_drr_bytes),
 	KUNIT_CASE(srnic_sched_budget_and_remove),
+	KUNIT_CASE(srnic_sched_wake_while_served),
 	{}
 };
 

@@ -57,6 +57,16 @@ enum srnic_counter {
 	SRNIC_NUM_COUNTERS
 };
 
+/* Statistics read from the prefetch pool, after the counters. */
+enum srnic_pool_stat {
+	SRNIC_STAT_PF_FETCHED = SRNIC_NUM_COUNTERS,
+	SRNIC_STAT_PF_IN_USE,
+	SRNIC_STAT_PF_STALLS,
+	SRNIC_STAT_PF_RECLAIMS,
+	SRNIC_STAT_PF_PINNED,
+	SRNIC_NUM_STATS
+};
+
 /**
  * struct srnic_dev - one srnic RDMA device, bound to one Ethernet netdev
  * @ibdev: the core's device; first member (INIT_RDMA_OBJ_SIZE needs it)
@@ -77,6 +87,7 @@ enum srnic_counter {
  * @mr_keygen: per key index, the low byte of its last key: each reuse
  *	of an index gets the next byte, so a stale key misses
  * @pool: the WQE prefetch pool shared by the device's QPs
+ * @pool_cfg_lock: serialises changes of @pool's tunables (sysfs)
  * @atomic_lock: makes each atomic operation atomic with respect to every
  *	other one the device executes, whichever QP it arrives on
  * @counters: hardware counters
@@ -112,6 +123,7 @@ struct srnic_dev {
 	u32 srq_next;
 
 	struct srnic_pool pool;
+	struct mutex pool_cfg_lock;	/* see above */
 	spinlock_t atomic_lock;	/* see above */
 
 	atomic64_t counters[SRNIC_NUM_COUNTERS];
@@ -808,8 +820,10 @@ void srnic_resp_drop_state(struct srnic_qp *qp);
 int srnic_rwqe_take(struct srnic_qp *qp, struct srnic_rwqe *rw);
 
 /* srnic_stats.c */
+extern const struct attribute_group srnic_attr_group;
 struct rdma_hw_stats *srnic_alloc_hw_port_stats(struct ib_device *ibdev,
 						u32 port);
+int srnic_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp);
 int srnic_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		       u32 port, int index);
 

@@ -99,8 +99,10 @@ static const struct ib_device_ops srnic_dev_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_RXE,
 	.uverbs_abi_ver = SRNIC_UVERBS_ABI_VERSION,
+	.device_group = &srnic_attr_group,
 
 	.alloc_hw_port_stats = srnic_alloc_hw_port_stats,
+	.fill_res_qp_entry = srnic_fill_res_qp_entry,
 	.alloc_pd = srnic_alloc_pd,
 	.alloc_ucontext = srnic_alloc_ucontext,
 	.create_ah = srnic_create_ah,

@@ -87,6 +87,7 @@ void srnic_gate_qp_init(struct srnic_gate_qp *gq, u8 prio)
 	INIT_LIST_HEAD(&gq->node);
 	gq->queued = false;
 	gq->running = false;
+	gq->rewake = false;
 	gq->prio = prio;
 	gq->deficit = 0;
 	gq->sent = 0;
@@ -96,38 +97,80 @@ EXPORT_SYMBOL_IF_KUNIT(srnic_gate_qp_init);
 /**
  * srnic_gate_wake() - a QP has issuable work
  * @gate: the gate
- * @gq: the QP; joins the tail unless queued or being served
+ * @gq: the QP; joins the tail unless queued; if being served, it goes
+ *	back to the tail when done (its service may have looked before the
+ *	work the wake announces was there)
  *
- * Context: any; never sleeps.
+ * Context: any but hard interrupt; never sleeps.
+ * Return: true if @gq joined the list now: the caller makes sure the gate
+ * runs. False if it was queued already or is being served (the engine
+ * serving it sees it again).
  */
-void srnic_gate_wake(struct srnic_gate *gate, struct srnic_gate_qp *gq)
+bool srnic_gate_wake(struct srnic_gate *gate, struct srnic_gate_qp *gq)
 {
+	bool joined = false;
+
 	spin_lock_bh(&gate->lock);
-	if (!gq->queued && !gq->running) {
+	if (gq->running) {
+		gq->rewake = true;
+	} else if (!gq->queued) {
 		list_add_tail(&gq->node, &gate->active);
 		gq->queued = true;
+		joined = true;
 	}
 	spin_unlock_bh(&gate->lock);
+	return joined;
 }
 EXPORT_SYMBOL_IF_KUNIT(srnic_gate_wake);
 
 /**
- * srnic_gate_remove() - take a QP out of the gate (error, destroy)
+ * srnic_gate_remove() - take a QP out of the gate (destroy, reset)
  * @gate: the gate
  * @gq: the QP
  *
- * Context: any; never sleeps.
+ * A QP being served cannot be removed: its engine still uses it. The
+ * caller, which has stopped everything that wakes the QP, retries until
+ * the service is over.
+ *
+ * Context: any but hard interrupt; never sleeps.
+ * Return: true if @gq is out of the gate, false if it is being served.
  */
-void srnic_gate_remove(struct srnic_gate *gate, struct srnic_gate_qp *gq)
+bool srnic_gate_remove(struct srnic_gate *gate, struct srnic_gate_qp *gq)
 {
+	bool out = true;
+
 	spin_lock_bh(&gate->lock);
-	if (gq->queued)
-		list_del_init(&gq->node);
-	gq->queued = false;
-	gq->deficit = 0;
+	if (gq->running) {
+		out = false;
+	} else {
+		if (gq->queued)
+			list_del_init(&gq->node);
+		gq->queued = false;
+		gq->rewake = false;
+		gq->deficit = 0;
+	}
 	spin_unlock_bh(&gate->lock);
+	return out;
 }
 EXPORT_SYMBOL_IF_KUNIT(srnic_gate_remove);
+
+/**
+ * srnic_gate_pending() - does a QP wait in the gate?
+ * @gate: the gate
+ *
+ * Context: any but hard interrupt; never sleeps.
+ * Return: true if the active list is not empty.
+ */
+bool srnic_gate_pending(struct srnic_gate *gate)
+{
+	bool pending;
+
+	spin_lock_bh(&gate->lock);
+	pending = !list_empty(&gate->active);
+	spin_unlock_bh(&gate->lock);
+	return pending;
+}
+EXPORT_SYMBOL_IF_KUNIT(srnic_gate_pending);
 
 /**
  * srnic_gate_pick() - the QP to serve next
@@ -201,7 +244,8 @@ EXPORT_SYMBOL_IF_KUNIT(srnic_gate_sent);
  * srnic_gate_done() - the QP's round is over
  * @gate: the gate
  * @gq: the QP
- * @more: it still has issuable work: back to the tail
+ * @more: it still has issuable work: back to the tail (so does a QP
+ *	woken while it was served)
  *
  * A QP without work forfeits its deficit (DRR keeps no credit for idle
  * QPs); one that stopped on its budget keeps what is left of it.
@@ -213,7 +257,7 @@ void srnic_gate_done(struct srnic_gate *gate, struct srnic_gate_qp *gq,
 {
 	spin_lock_bh(&gate->lock);
 	gq->running = false;
-	if (more) {
+	if (more || gq->rewake) {
 		list_add_tail(&gq->node, &gate->active);
 		gq->queued = true;
 		if (gq->deficit > (s64)gate->quantum)
@@ -221,6 +265,7 @@ void srnic_gate_done(struct srnic_gate *gate, struct srnic_gate_qp *gq,
 	} else {
 		gq->deficit = 0;
 	}
+	gq->rewake = false;
 	spin_unlock_bh(&gate->lock);
 }
 EXPORT_SYMBOL_IF_KUNIT(srnic_gate_done);

@@ -50,6 +50,8 @@ struct srnic_gate {
  * @node: entry in srnic_gate::active while @queued
  * @queued: waiting in the active list
  * @running: being served (picked, not yet done)
+ * @rewake: woken while @running: back in the list when done, even if
+ *	the service ran out of work (the wake found new work after it looked)
  * @prio: strict priority: lower is served first
  * @deficit: DRR: bytes the QP may still send this round
  * @sent: packets sent in the current round
@@ -58,6 +60,7 @@ struct srnic_gate_qp {
 	struct list_head node;
 	bool queued;
 	bool running;
+	bool rewake;
 	u8 prio;
 	s64 deficit;
 	u32 sent;
@@ -68,8 +71,9 @@ void srnic_gate_init(struct srnic_gate *gate, enum srnic_gate_policy policy,
 int srnic_gate_set_policy(struct srnic_gate *gate,
 			  enum srnic_gate_policy policy);
 void srnic_gate_qp_init(struct srnic_gate_qp *gq, u8 prio);
-void srnic_gate_wake(struct srnic_gate *gate, struct srnic_gate_qp *gq);
-void srnic_gate_remove(struct srnic_gate *gate, struct srnic_gate_qp *gq);
+bool srnic_gate_wake(struct srnic_gate *gate, struct srnic_gate_qp *gq);
+bool srnic_gate_remove(struct srnic_gate *gate, struct srnic_gate_qp *gq);
+bool srnic_gate_pending(struct srnic_gate *gate);
 struct srnic_gate_qp *srnic_gate_pick(struct srnic_gate *gate);
 bool srnic_gate_may_send(struct srnic_gate *gate, struct srnic_gate_qp *gq);
 void srnic_gate_sent(struct srnic_gate_qp *gq, u32 bytes);

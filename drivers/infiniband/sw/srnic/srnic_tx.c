@@ -33,7 +33,7 @@ MODULE_PARM_DESC(tx_budget, "packets a QP sends per transmit tasklet run (defaul
 
 static struct workqueue_struct *srnic_wq;
 
-/* Default pool configuration (tunable per device later through sysfs). */
+/* Default pool configuration (per device through sysfs: srnic_stats.c). */
 static const struct srnic_pool_cfg srnic_pool_defaults = {
 	.nslots = 1024,
 	.per_qp_cap = 64,
@@ -79,6 +79,7 @@ void srnic_tx_module_exit(void)
 int srnic_dp_dev_init(struct srnic_dev *sdev)
 {
 	spin_lock_init(&sdev->atomic_lock);
+	mutex_init(&sdev->pool_cfg_lock);
 	return srnic_pool_init(&sdev->pool, &srnic_pool_defaults,
 			       srnic_send_wqe_size(&srnic_max_limits));
 }
