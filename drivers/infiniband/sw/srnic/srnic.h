@@ -7,6 +7,7 @@
 #ifndef SRNIC_H
 #define SRNIC_H
 
+#include <linux/interrupt.h>
 #include <linux/netdevice.h>
 #include <linux/xarray.h>
 #include <linux/mutex.h>
@@ -20,6 +21,7 @@
 #include "srnic_compat.h"
 #include "srnic_pkt.h"
 #include "srnic_prefetch.h"
+#include "srnic_sched.h"
 #include "srnic_wqe.h"
 
 #define SRNIC_DRV_NAME		"srnic"
@@ -64,7 +66,24 @@ enum srnic_pool_stat {
 	SRNIC_STAT_PF_STALLS,
 	SRNIC_STAT_PF_RECLAIMS,
 	SRNIC_STAT_PF_PINNED,
+	SRNIC_STAT_GATE_ROUNDS,
 	SRNIC_NUM_STATS
+};
+
+/**
+ * struct srnic_txgate - one CPU's transmit gate of a device
+ * @gate: which of the CPU's QPs sends next (srnic_sched.h)
+ * @task: the transmit engine: serves the QPs @gate picks
+ * @cpu: the CPU; @task runs only there
+ * @ipi_busy: a request to run @task on @cpu is on its way (@csd in use)
+ * @csd: asks @cpu to schedule @task
+ */
+struct srnic_txgate {
+	struct srnic_gate gate;
+	struct tasklet_struct task;
+	int cpu;
+	atomic_t ipi_busy;
+	call_single_data_t csd;
 };
 
 /**
@@ -87,7 +106,10 @@ enum srnic_pool_stat {
  * @mr_keygen: per key index, the low byte of its last key: each reuse
  *	of an index gets the next byte, so a stale key misses
  * @pool: the WQE prefetch pool shared by the device's QPs
- * @pool_cfg_lock: serialises changes of @pool's tunables (sysfs)
+ * @pool_cfg_lock: serialises changes of @pool's tunables and of the
+ *	gates' policy (sysfs)
+ * @txgates: the transmit gates, one per CPU
+ * @gate_policy: their policy
  * @atomic_lock: makes each atomic operation atomic with respect to every
  *	other one the device executes, whichever QP it arrives on
  * @counters: hardware counters
@@ -124,6 +146,8 @@ struct srnic_dev {
 
 	struct srnic_pool pool;
 	struct mutex pool_cfg_lock;	/* see above */
+	struct srnic_txgate __percpu *txgates;
+	enum srnic_gate_policy gate_policy;
 	spinlock_t atomic_lock;	/* see above */
 
 	atomic64_t counters[SRNIC_NUM_COUNTERS];
@@ -410,7 +434,7 @@ struct srnic_swqe {
  * @lim: the send queue's limits, for WQE validation
  * @pfq: the QP's share of the device's prefetch pool
  * @pf_work: the prefetch stage (device workqueue)
- * @task: the transmit tasklet (budgeted runs)
+ * @gq: the QP's place at its CPU's transmit gate
  * @timer: retransmission / RNR wait timer
  * @window: the issued WQEs, one entry of @stride bytes per ring slot
  * @stride: bytes per @window entry
@@ -436,11 +460,9 @@ struct srnic_swqe {
  * @fetch_size: bytes per ring element
  * @flushing: the QP is in error: everything completes with flush status
  * @sport: UDP source port of the QP's flow
- * @cpu: the CPU @task runs on: every packet of the QP leaves from one CPU,
- *	so per-CPU queues on the way (a veth peer's backlog, a NIC's
- *	transmit queue picked by CPU) cannot reorder them
- * @ipi_busy: a request to run @task on @cpu is on its way (@csd in use)
- * @csd: asks @cpu to schedule @task
+ * @cpu: the CPU whose transmit gate serves the QP: every packet of the QP
+ *	leaves from one CPU, so per-CPU queues on the way (a veth peer's
+ *	backlog, a NIC's transmit queue picked by CPU) cannot reorder them
  * @read_seen: Read response packets placed past the first missing one,
  *	bit (index in the Read % SRNIC_READ_AHEAD), for the Read whose first
  *	PSN is @read_map_psn (@read_map_valid)
@@ -452,7 +474,7 @@ struct srnic_req {
 	struct srnic_wqe_limits lim;
 	struct srnic_pfq pfq;
 	struct work_struct pf_work;
-	struct tasklet_struct task;
+	struct srnic_gate_qp gq;
 	struct timer_list timer;
 	u8 *window;
 	u32 stride;
@@ -477,8 +499,6 @@ struct srnic_req {
 	bool flushing;
 	u16 sport;
 	int cpu;
-	atomic_t ipi_busy;
-	call_single_data_t csd;
 	DECLARE_BITMAP(read_seen, SRNIC_READ_AHEAD);
 	u32 read_map_psn;
 	bool read_map_valid;
@@ -790,6 +810,10 @@ void srnic_req_cleanup(struct srnic_qp *qp);
 void srnic_req_start(struct srnic_qp *qp);
 void srnic_req_reset(struct srnic_qp *qp);
 void srnic_req_kick(struct srnic_qp *qp);
+bool srnic_req_has_work(struct srnic_qp *qp);
+int srnic_set_gate_policy(struct srnic_dev *sdev,
+			  enum srnic_gate_policy policy);
+u64 srnic_gate_rounds(struct srnic_dev *sdev);
 void srnic_req_push_timer(struct srnic_qp *qp);
 void srnic_req_doorbell(struct srnic_qp *qp);
 void srnic_req_arm_timer(struct srnic_qp *qp);

@@ -534,7 +534,8 @@ void srnic_comp_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 		if (!req->rnr_wait &&
 		    srnic_psn_diff(req->max_psn, req->una) > 0)
 			srnic_req_arm_timer(qp);
-		srnic_req_kick(qp);
+		if (srnic_req_has_work(qp))
+			srnic_req_kick(qp);
 	}
 out:
 	fail = req->flushing;

@@ -2,14 +2,16 @@
 /*
  * srnic: hardware counters, shown by "rdma statistic show link DEV/1"
  * (names follow rdma_rxe's where the meaning is the same), and the
- * prefetch pool's tunables as sysfs attributes of the device
- * (/sys/class/infiniband/DEV/prefetch_*).
+ * prefetch pool's tunables and the transmit gates' policy as sysfs
+ * attributes of the device (/sys/class/infiniband/DEV/prefetch_*,
+ * tx_gate_policy).
  */
 #include <linux/device.h>
 #include <linux/kstrtox.h>
 #include <linux/sysfs.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/restrack.h>
+#include <uapi/rdma/rdma_netlink.h>
 
 #include "srnic.h"
 
@@ -41,6 +43,7 @@ static const struct rdma_stat_desc srnic_counter_descs[] = {
 	[SRNIC_STAT_PF_STALLS].name = "prefetch_stalls",
 	[SRNIC_STAT_PF_RECLAIMS].name = "prefetch_reclaims",
 	[SRNIC_STAT_PF_PINNED].name = "slots_pinned_by_fence",
+	[SRNIC_STAT_GATE_ROUNDS].name = "tx_gate_rounds",
 };
 
 static_assert(ARRAY_SIZE(srnic_counter_descs) == SRNIC_NUM_STATS);
@@ -75,9 +78,8 @@ int srnic_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 		       u32 port, int index)
 {
 	struct srnic_dev *sdev = to_sdev(ibdev);
-	int i;
-
 	struct srnic_pool *pool = &sdev->pool;
+	int i;
 
 	for (i = 0; i < SRNIC_NUM_COUNTERS; i++)
 		stats->value[i] = atomic64_read(&sdev->counters[i]);
@@ -88,6 +90,7 @@ int srnic_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 	spin_unlock_bh(&pool->lock);
 	stats->value[SRNIC_STAT_PF_IN_USE] = srnic_pool_in_use(pool);
 	stats->value[SRNIC_STAT_PF_PINNED] = srnic_pool_pinned(pool);
+	stats->value[SRNIC_STAT_GATE_ROUNDS] = srnic_gate_rounds(sdev);
 	return SRNIC_NUM_STATS;
 }
 
@@ -104,6 +107,7 @@ int srnic_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 {
 	struct srnic_qp *qp = to_sqp(ibqp);
 	struct srnic_pool *pool = &to_sdev(ibqp->device)->pool;
+	struct nlattr *table;
 	u64 stalls, reclaimed;
 	u32 held;
 
@@ -112,11 +116,18 @@ int srnic_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	stalls = qp->req.pfq.stalls;
 	reclaimed = qp->req.pfq.reclaimed;
 	spin_unlock_bh(&pool->lock);
+	/* Driver attributes go in a table of their own. */
+	table = nla_nest_start_noflag(msg, RDMA_NLDEV_ATTR_DRIVER);
+	if (!table)
+		return -EMSGSIZE;
 	if (rdma_nl_put_driver_u32(msg, "prefetch_slots_held", held) ||
 	    rdma_nl_put_driver_u64(msg, "prefetch_stalls", stalls) ||
 	    rdma_nl_put_driver_u64(msg, "prefetch_reclaimed", reclaimed) ||
-	    rdma_nl_put_driver_u32(msg, "tx_cpu", qp->req.cpu))
+	    rdma_nl_put_driver_u32(msg, "tx_cpu", qp->req.cpu)) {
+		nla_nest_cancel(msg, table);
 		return -EMSGSIZE;
+	}
+	nla_nest_end(msg, table);
 	return 0;
 }
 
@@ -204,11 +215,48 @@ SRNIC_KNOB_ATTR(prefetch_per_qp_cap, SRNIC_KNOB_PER_QP_CAP);
 SRNIC_KNOB_ATTR(prefetch_lookahead, SRNIC_KNOB_LOOKAHEAD);
 SRNIC_KNOB_ATTR(prefetch_fence_ahead, SRNIC_KNOB_FENCE_AHEAD);
 
+/*
+ * The transmit gates' policy: "drr" (default), "rr", or "strict" (lower
+ * service level first; it starves QPs and exists to show that).
+ */
+static ssize_t tx_gate_policy_show(struct device *dev,
+				   struct device_attribute *attr, char *buf)
+{
+	struct srnic_dev *sdev = rdma_device_to_drv_device(dev,
+							   struct srnic_dev,
+							   ibdev);
+
+	return sysfs_emit(buf, "%s\n",
+			  srnic_gate_policy_name(READ_ONCE(sdev->gate_policy)));
+}
+
+static ssize_t tx_gate_policy_store(struct device *dev,
+				    struct device_attribute *attr,
+				    const char *buf, size_t count)
+{
+	struct srnic_dev *sdev = rdma_device_to_drv_device(dev,
+							   struct srnic_dev,
+							   ibdev);
+	enum srnic_gate_policy p;
+	int err = -EINVAL;
+
+	for (p = 0; p < SRNIC_GATE_NR_POLICIES; p++)
+		if (sysfs_streq(buf, srnic_gate_policy_name(p)))
+			break;
+	mutex_lock(&sdev->pool_cfg_lock);
+	if (p < SRNIC_GATE_NR_POLICIES)
+		err = srnic_set_gate_policy(sdev, p);
+	mutex_unlock(&sdev->pool_cfg_lock);
+	return err ?: count;
+}
+static DEVICE_ATTR_RW(tx_gate_policy);
+
 static struct attribute *srnic_attrs[] = {
 	&dev_attr_prefetch_slots.attr,
 	&dev_attr_prefetch_per_qp_cap.attr,
 	&dev_attr_prefetch_lookahead.attr,
 	&dev_attr_prefetch_fence_ahead.attr,
+	&dev_attr_tx_gate_policy.attr,
 	NULL
 };
 

@@ -2,17 +2,22 @@
 /*
  * srnic: the requester's transmit pipeline.
  *
- *   post_send (doorbell) --> prefetch work --> pool --> TX tasklet --> wire
+ *   post_send (doorbell) --> prefetch work --> pool --> TX gate --> wire
  *
  * The doorbell only schedules the QP's prefetch work. The prefetch work
  * (device workqueue) reads WQEs ahead of the consumer index into the
  * device's pool: each ring element is copied once, validated, and kept in
- * kernel memory. The transmit tasklet takes WQEs from the pool head in
- * ring order into the QP's window (assigning PSNs), builds packets and
- * hands them to the wire; a run sends at most srnic_tx_budget packets and
- * then reschedules itself, so the QPs of a CPU share it round-robin. The
- * tasklet enforces fences, max_rd_atomic and the unacknowledged-PSN
- * window. The retransmission timer and the completer (srnic_comp.c) move
+ * kernel memory. Each QP belongs to one CPU's transmit gate
+ * (srnic_sched.h); the gate's tasklet, the transmit engine, serves the
+ * QPs with work in the order the gate's policy picks (deficit
+ * round-robin by bytes by default). Serving a QP takes WQEs from its pool
+ * head in ring order into the QP's window (assigning PSNs), builds packets
+ * and hands them to the wire, at most srnic_tx_budget packets (and, under
+ * DRR, the QP's deficit of bytes) per round. The engine enforces fences,
+ * max_rd_atomic and the unacknowledged-PSN window: a QP that cannot send
+ * leaves the gate until an ACK, a response or a doorbell wakes it, so a
+ * QP blocked on a fence costs the others nothing. The retransmission
+ * timer and the completer (srnic_comp.c) move
  * the window: go-back-N rewinds the transmit position to the oldest
  * unacknowledged PSN.
  *
@@ -29,9 +34,24 @@
 
 static unsigned int srnic_tx_budget = 64;
 module_param_named(tx_budget, srnic_tx_budget, uint, 0644);
-MODULE_PARM_DESC(tx_budget, "packets a QP sends per transmit tasklet run (default 64)");
+MODULE_PARM_DESC(tx_budget, "most packets a QP sends per transmit gate round (default 64)");
+
+/* DRR: bytes a QP may send per round, 16 packets of the largest MTU. */
+#define SRNIC_GATE_QUANTUM	(16 * 4096)
+/*
+ * An engine run ends after this many rounds or once it has sent a round's
+ * budget of packets in all, whichever comes first; it then reschedules
+ * itself if QPs still wait. Between runs the softirq loop processes
+ * received packets: one run of 16 full rounds (1024 packets) overflows a
+ * veth peer's backlog (1000 packets) and go-back-N pays for it.
+ */
+#define SRNIC_GATE_ROUNDS	16
 
 static struct workqueue_struct *srnic_wq;
+
+static void srnic_txgate_task(struct tasklet_struct *t);
+static bool srnic_pf_pending(struct srnic_qp *qp);
+static void srnic_txgate_ipi(void *info);
 
 /* Default pool configuration (per device through sysfs: srnic_stats.c). */
 static const struct srnic_pool_cfg srnic_pool_defaults = {
@@ -78,10 +98,32 @@ void srnic_tx_module_exit(void)
  */
 int srnic_dp_dev_init(struct srnic_dev *sdev)
 {
+	int cpu, err;
+
 	spin_lock_init(&sdev->atomic_lock);
 	mutex_init(&sdev->pool_cfg_lock);
-	return srnic_pool_init(&sdev->pool, &srnic_pool_defaults,
-			       srnic_send_wqe_size(&srnic_max_limits));
+	sdev->gate_policy = SRNIC_GATE_DRR;
+	sdev->txgates = alloc_percpu(struct srnic_txgate);
+	if (!sdev->txgates)
+		return -ENOMEM;
+	for_each_possible_cpu(cpu) {
+		struct srnic_txgate *g = per_cpu_ptr(sdev->txgates, cpu);
+
+		srnic_gate_init(&g->gate, sdev->gate_policy,
+				SRNIC_GATE_QUANTUM,
+				max_t(u32, READ_ONCE(srnic_tx_budget), 1));
+		tasklet_setup(&g->task, srnic_txgate_task);
+		g->cpu = cpu;
+		atomic_set(&g->ipi_busy, 0);
+		INIT_CSD(&g->csd, srnic_txgate_ipi, g);
+	}
+	err = srnic_pool_init(&sdev->pool, &srnic_pool_defaults,
+			      srnic_send_wqe_size(&srnic_max_limits));
+	if (err) {
+		free_percpu(sdev->txgates);
+		sdev->txgates = NULL;
+	}
+	return err;
 }
 
 /**
@@ -92,8 +134,72 @@ int srnic_dp_dev_init(struct srnic_dev *sdev)
  */
 void srnic_dp_dev_cleanup(struct srnic_dev *sdev)
 {
+	int cpu;
+
+	if (sdev->txgates) {
+		for_each_possible_cpu(cpu) {
+			struct srnic_txgate *g = per_cpu_ptr(sdev->txgates,
+							     cpu);
+
+			while (atomic_read_acquire(&g->ipi_busy))
+				cpu_relax();
+			tasklet_kill(&g->task);
+		}
+		free_percpu(sdev->txgates);
+		sdev->txgates = NULL;
+	}
 	if (sdev->pool.slots)
 		srnic_pool_cleanup(&sdev->pool);
+}
+
+/**
+ * srnic_set_gate_policy() - change the transmit gates' policy
+ * @sdev: the device
+ * @policy: the new policy
+ *
+ * Takes effect at the gates' next pick; QPs keep their places.
+ *
+ * Context: process context, under sdev->pool_cfg_lock.
+ * Return: 0 or -EINVAL.
+ */
+int srnic_set_gate_policy(struct srnic_dev *sdev,
+			  enum srnic_gate_policy policy)
+{
+	int cpu, err;
+
+	if (policy >= SRNIC_GATE_NR_POLICIES)
+		return -EINVAL;
+	for_each_possible_cpu(cpu) {
+		err = srnic_gate_set_policy(&per_cpu_ptr(sdev->txgates,
+							 cpu)->gate, policy);
+		if (err)
+			return err;
+	}
+	WRITE_ONCE(sdev->gate_policy, policy);
+	return 0;
+}
+
+/**
+ * srnic_gate_rounds() - rounds the device's gates have granted
+ * @sdev: the device
+ *
+ * Context: any but hard interrupt.
+ * Return: the sum over the CPUs' gates (tx_gate_rounds).
+ */
+u64 srnic_gate_rounds(struct srnic_dev *sdev)
+{
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct srnic_gate *gate = &per_cpu_ptr(sdev->txgates,
+						       cpu)->gate;
+
+		spin_lock_bh(&gate->lock);
+		sum += gate->rounds;
+		spin_unlock_bh(&gate->lock);
+	}
+	return sum;
 }
 
 /**
@@ -126,11 +232,35 @@ static int srnic_pf_fetch_one(void *ctx, u32 index, void *slot)
 	return (w->send_flags & IB_SEND_FENCE) ? 1 : 0;
 }
 
+/*
+ * Read the QP's posted WQEs into its share of the pool, as far as the
+ * pool's policy lets it. A malformed WQE stops fetching there: it
+ * completes in error when its turn comes. Returns the number fetched or
+ * -errno. Caller holds req.lock; the QP has no malformed WQE yet.
+ */
+static int srnic_req_fetch(struct srnic_qp *qp)
+{
+	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
+	int n;
+
+	n = srnic_pf_fetch(&sdev->pool, &qp->req.pfq,
+			   srnic_queue_producer(&qp->sq.queue),
+			   srnic_pf_fetch_one, qp);
+	if (n < 0) {
+		qp->req.bad_wqe = true;
+		qp->req.bad_index = qp->req.pfq.next;
+		srnic_counter_inc(sdev, SRNIC_CNT_BAD_WQE);
+		srnic_dbg_qp(qp, "malformed WQE at %u: %d\n",
+			     qp->req.bad_index, n);
+	}
+	return n;
+}
+
 static void srnic_pf_work(struct work_struct *work)
 {
 	struct srnic_qp *qp = container_of(work, struct srnic_qp, req.pf_work);
-	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
 	enum ib_qp_state state = READ_ONCE(qp->state);
+	bool wake;
 	int n;
 
 	if (READ_ONCE(qp->dead))
@@ -147,18 +277,20 @@ static void srnic_pf_work(struct work_struct *work)
 		spin_unlock_bh(&qp->req.lock);
 		return;
 	}
-	n = srnic_pf_fetch(&sdev->pool, &qp->req.pfq,
-			   srnic_queue_producer(&qp->sq.queue),
-			   srnic_pf_fetch_one, qp);
-	if (n < 0) {
-		qp->req.bad_wqe = true;
-		qp->req.bad_index = qp->req.pfq.next;
-		srnic_counter_inc(sdev, SRNIC_CNT_BAD_WQE);
-		srnic_dbg_qp(qp, "malformed WQE at %u: %d\n",
-			     qp->req.bad_index, n);
-	}
+	n = srnic_req_fetch(qp);
+	/*
+	 * Wake the engine for what was fetched, and when the QP has nothing
+	 * fetched at all (the pool is exhausted: it must ask again). A QP
+	 * that fetched nothing because it is at its own limit (cap,
+	 * lookahead, a blocked fence) has nothing new to send: waking it
+	 * would bounce between this work and the engine until the limit
+	 * lifts, burning the CPU other QPs need.
+	 */
+	wake = n != 0 ||
+	       (!READ_ONCE(qp->req.pfq.count) && srnic_pf_pending(qp));
 	spin_unlock_bh(&qp->req.lock);
-	srnic_req_kick(qp);
+	if (wake)
+		srnic_req_kick(qp);
 }
 
 /* Is there posted work the prefetcher has not read yet? */
@@ -168,6 +300,26 @@ static bool srnic_pf_pending(struct srnic_qp *qp)
 
 	return !qp->req.bad_wqe &&
 	       READ_ONCE(qp->req.pfq.next) != (prod & qp->sq.queue.index_mask);
+}
+
+/**
+ * srnic_req_has_work() - could the transmit engine send for this QP now?
+ * @qp: the QP
+ *
+ * True if packets of issued WQEs remain, or WQEs wait in the pool or in
+ * the ring: what an ACK or a response may have unblocked (window space,
+ * a fence, the rd_atomic limit). A QP that only awaits responses has
+ * none, and waking it would cost a gate round (and maybe an IPI) per
+ * response packet for nothing.
+ *
+ * Context: under req.lock.
+ */
+bool srnic_req_has_work(struct srnic_qp *qp)
+{
+	struct srnic_req *req = &qp->req;
+
+	return req->cur != req->issue || READ_ONCE(req->pfq.count) ||
+	       srnic_pf_pending(qp) || req->bad_wqe;
 }
 
 static atomic_t srnic_tx_next_cpu = ATOMIC_INIT(0);
@@ -180,47 +332,58 @@ static int srnic_req_pick_cpu(void)
 	return cpumask_local_spread(n % num_online_cpus(), NUMA_NO_NODE);
 }
 
-/* On the QP's CPU, in hard interrupt context: the tasklet runs next. */
-static void srnic_req_ipi(void *info)
+/* On the gate's CPU, in hard interrupt context: the engine runs next. */
+static void srnic_txgate_ipi(void *info)
 {
-	struct srnic_qp *qp = info;
+	struct srnic_txgate *g = info;
 
-	tasklet_schedule(&qp->req.task);
-	/* The last access to @qp: srnic_qp_quiesce() waits for it. */
-	atomic_set_release(&qp->req.ipi_busy, 0);
+	tasklet_schedule(&g->task);
+	/* The last access to @g: srnic_dp_dev_cleanup() waits for it. */
+	atomic_set_release(&g->ipi_busy, 0);
+}
+
+/*
+ * Make sure the gate's engine runs, on the gate's CPU. A tasklet runs on
+ * the CPU that schedules it, so a kick from elsewhere asks that CPU by an
+ * IPI. A request already on its way (@ipi_busy) covers this kick too: its
+ * handler has not scheduled the engine yet, or has and the engine has not
+ * run yet (it cannot while the handler holds that CPU).
+ */
+static void srnic_txgate_run(struct srnic_txgate *g)
+{
+	if (g->cpu == get_cpu() || !cpu_online(g->cpu)) {
+		tasklet_schedule(&g->task);
+	} else if (!atomic_xchg(&g->ipi_busy, 1) &&
+		   smp_call_function_single_async(g->cpu, &g->csd)) {
+		/* The CPU went offline: run here. */
+		atomic_set(&g->ipi_busy, 0);
+		tasklet_schedule(&g->task);
+	}
+	put_cpu();
 }
 
 /**
- * srnic_req_kick() - let the transmit tasklet run, on the QP's CPU
+ * srnic_req_kick() - the QP may have something to send: wake it at its gate
  * @qp: the QP
  *
- * A tasklet runs on the CPU that schedules it. If each kick (doorbell,
- * ACK, timer) ran it where it came from, two runs on two CPUs would hand
+ * Every QP is served by one CPU's gate. If each kick (doorbell, ACK,
+ * timer) ran the QP where it came from, two runs on two CPUs would hand
  * packets to two CPUs' receive backlogs (veth) or transmit queues, which
  * reorders them: the responder sees PSN gaps and go-back-N resends what
- * was never lost. So a kick from another CPU asks the QP's CPU to run it.
- * A request already on its way (@ipi_busy) covers this kick too: its
- * handler has not scheduled the tasklet yet, or has and the tasklet has
- * not run yet (it cannot while the handler holds that CPU).
+ * was never lost. A kick that finds the QP queued or being served costs
+ * a lock and nothing else.
  *
- * Context: any.
+ * Context: any but hard interrupt.
  */
 void srnic_req_kick(struct srnic_qp *qp)
 {
-	struct srnic_req *req = &qp->req;
-	int cpu = req->cpu;
+	struct srnic_txgate *g;
 
 	if (READ_ONCE(qp->dead))
 		return;
-	if (cpu == get_cpu() || !cpu_online(cpu)) {
-		tasklet_schedule(&req->task);
-	} else if (!atomic_xchg(&req->ipi_busy, 1) &&
-		   smp_call_function_single_async(cpu, &req->csd)) {
-		/* The CPU went offline: run here. */
-		atomic_set(&req->ipi_busy, 0);
-		tasklet_schedule(&req->task);
-	}
-	put_cpu();
+	g = per_cpu_ptr(to_sdev(qp->ibqp.device)->txgates, qp->req.cpu);
+	if (srnic_gate_wake(&g->gate, &qp->req.gq))
+		srnic_txgate_run(g);
 }
 
 static unsigned long srnic_req_timeout(struct srnic_qp *qp)
@@ -349,6 +512,14 @@ static int srnic_req_issue(struct srnic_qp *qp)
 	bool rd_atomic;
 	u32 max_rd;
 
+	/*
+	 * The QP's pool share ran dry with WQEs posted: the engine fetches
+	 * them itself rather than wait for the prefetch work (a doorbell
+	 * whose work has not run yet, while an ACK let the engine in). Only
+	 * if the pool has no slot for it is that a stall.
+	 */
+	if (!READ_ONCE(req->pfq.count) && srnic_pf_pending(qp))
+		srnic_req_fetch(qp);
 	if (req->bad_wqe &&
 	    (req->issue & qp->sq.queue.index_mask) == req->bad_index) {
 		/* The malformed WQE's turn: it completes in error. */
@@ -629,24 +800,57 @@ static int srnic_req_next(struct srnic_qp *qp, struct sk_buff_head *out)
 	return 1;
 }
 
-static void srnic_req_task(struct tasklet_struct *t)
+/* Account the packets queued on @out from @from on to the QP's round. */
+static void srnic_gate_account(struct srnic_gate_qp *gq,
+			       struct sk_buff_head *out, struct sk_buff *from)
 {
-	struct srnic_qp *qp = from_tasklet(qp, t, req.task);
+	struct sk_buff *skb = from ? from->next : out->next;
+
+	for (; skb != (struct sk_buff *)out; skb = skb->next)
+		srnic_gate_sent(gq, skb->len);
+}
+
+/*
+ * One round of a QP at its gate: responder packets (ACKs, Read responses,
+ * atomic responses) first, then requester packets, while the gate allows.
+ * Returns true if the QP stopped on the gate's limits with more to send.
+ */
+static bool srnic_req_serve(struct srnic_qp *qp, struct srnic_gate *gate)
+{
+	struct srnic_gate_qp *gq = &qp->req.gq;
+	u32 budget = READ_ONCE(gate->budget);
 	struct sk_buff_head out;
 	struct sk_buff *skb;
-	int budget = max_t(int, srnic_tx_budget, 1);
-	bool refetch;
+	bool refetch, more;
+	u32 issued;
+	int n;
 
 	if (READ_ONCE(qp->dead))
-		return;
+		return false;
 	__skb_queue_head_init(&out);
 
-	budget -= srnic_resp_tx(qp, &out, budget);
+	n = srnic_resp_tx(qp, &out, budget);
+	srnic_gate_account(gq, &out, NULL);
+	more = n >= budget;
 
 	spin_lock_bh(&qp->req.lock);
-	while (budget > 0 && srnic_req_next(qp, &out) > 0)
-		budget--;
-	refetch = srnic_pf_pending(qp);
+	issued = qp->req.issue;
+	while (!more) {
+		if (!srnic_gate_may_send(gate, gq)) {
+			more = true;
+			break;
+		}
+		skb = skb_peek_tail(&out);
+		if (srnic_req_next(qp, &out) <= 0)
+			break;
+		srnic_gate_account(gq, &out, skb);
+	}
+	/*
+	 * Fetch more if this round took WQEs from the pool (the lookahead
+	 * moved) or found it empty; not if the QP sits at its own limit.
+	 */
+	refetch = srnic_pf_pending(qp) &&
+		  (qp->req.issue != issued || !READ_ONCE(qp->req.pfq.count));
 	spin_unlock_bh(&qp->req.lock);
 
 	while ((skb = __skb_dequeue(&out)))
@@ -656,12 +860,39 @@ static void srnic_req_task(struct tasklet_struct *t)
 	if (READ_ONCE(qp->req.flushing) &&
 	    READ_ONCE(qp->state) != IB_QPS_ERR) {
 		srnic_qp_error(qp);
-		return;
+		return false;
 	}
 	if (refetch)
 		queue_work(srnic_wq, &qp->req.pf_work);
-	if (budget <= 0)
-		tasklet_schedule(&qp->req.task);
+	return more;
+}
+
+/*
+ * The transmit engine of one CPU: serves the QPs its gate picks, a round
+ * each, at most SRNIC_GATE_ROUNDS rounds and about a round's budget of
+ * packets per run; then yields the CPU (to the softirq loop: received
+ * packets, other tasklets) and runs again if QPs still wait.
+ */
+static void srnic_txgate_task(struct tasklet_struct *t)
+{
+	struct srnic_txgate *g = from_tasklet(g, t, task);
+	u32 budget = READ_ONCE(g->gate.budget), sent = 0;
+	struct srnic_gate_qp *gq;
+	int rounds;
+	bool more;
+
+	for (rounds = 0; rounds < SRNIC_GATE_ROUNDS && sent < budget;
+	     rounds++) {
+		gq = srnic_gate_pick(&g->gate);
+		if (!gq)
+			return;
+		more = srnic_req_serve(container_of(gq, struct srnic_qp, req.gq),
+				       &g->gate);
+		sent += gq->sent;
+		srnic_gate_done(&g->gate, gq, more);
+	}
+	if (srnic_gate_pending(&g->gate))
+		tasklet_schedule(&g->task);
 }
 
 static void srnic_req_timer(struct timer_list *t)
@@ -738,11 +969,9 @@ int srnic_req_init(struct srnic_qp *qp)
 		goto out;
 	}
 	INIT_WORK(&req->pf_work, srnic_pf_work);
-	tasklet_setup(&req->task, srnic_req_task);
+	srnic_gate_qp_init(&req->gq, 0);
 	timer_setup(&req->timer, srnic_req_timer, 0);
 	req->cpu = srnic_req_pick_cpu();
-	atomic_set(&req->ipi_busy, 0);
-	INIT_CSD(&req->csd, srnic_req_ipi, qp);
 	srnic_resp_init(qp);
 	return 0;
 out:
@@ -761,11 +990,16 @@ out:
  */
 void srnic_qp_quiesce(struct srnic_qp *qp)
 {
+	struct srnic_txgate *g = per_cpu_ptr(to_sdev(qp->ibqp.device)->txgates,
+					     qp->req.cpu);
+
 	cancel_work_sync(&qp->req.pf_work);
 	del_timer_sync(&qp->req.timer);
-	while (atomic_read_acquire(&qp->req.ipi_busy))
-		cpu_relax();
-	tasklet_kill(&qp->req.task);
+	/* Out of the gate; if its engine is serving the QP, wait for it. */
+	while (!srnic_gate_remove(&g->gate, &qp->req.gq))
+		cond_resched();
+	/* What that last round may have started. */
+	cancel_work_sync(&qp->req.pf_work);
 	del_timer_sync(&qp->req.timer);
 }
 
@@ -801,6 +1035,8 @@ void srnic_req_start(struct srnic_qp *qp)
 	req->retry_left = qp->retry_cnt;
 	req->rnr_left = qp->rnr_retry;
 	req->rnr_wait = false;
+	/* Strict priority (a demonstration policy): lower service level first. */
+	req->gq.prio = qp->av.sl;
 	req->sport = rdma_get_udp_sport(qp->av.flow_label, qp->ibqp.qp_num,
 					qp->dest_qpn);
 	spin_unlock_bh(&req->lock);
