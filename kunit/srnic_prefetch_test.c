@@ -143,6 +143,65 @@ static void srnic_prefetch_fenced_scenario(struct kunit *test)
 	srnic_pool_cleanup(pool);
 }
 
+/*
+ * The scenario as the driver meets it: QP1's WRs are fetched before its
+ * Read issues, when no fence can block, so the read-ahead bound cannot
+ * apply yet; QP1 takes its whole cap. When the Read issues the fence may
+ * block: the WQEs fetched more than fence_ahead past it go back to the
+ * pool at once (reclaims), QP2 finds the slots, and once the fence clears
+ * QP1 reads them again and issues every WQE once, in order.
+ */
+static void srnic_prefetch_fence_after_fetch(struct kunit *test)
+{
+	struct srnic_pool *pool = new_pool(test, 100, 64, 64, 4);
+	struct fake_qp *qp1 = kunit_kzalloc(test, sizeof(*qp1), GFP_KERNEL);
+	struct fake_qp *qp2 = kunit_kzalloc(test, sizeof(*qp2), GFP_KERNEL);
+	u32 *head;
+
+	KUNIT_ASSERT_NOT_NULL(test, qp1);
+	KUNIT_ASSERT_NOT_NULL(test, qp2);
+	qp_init(test, qp1);
+	qp_init(test, qp2);
+
+	qp1->fenced[9] = true;
+	post(qp1, 100);
+	KUNIT_EXPECT_EQ(test, fetch(pool, qp1), 64);
+	/* WRs 1-8 issue, then the Read (WR 9): a fence may block now. */
+	KUNIT_EXPECT_EQ(test, issue(pool, qp1, 9), 9U);
+	srnic_pf_set_may_block(pool, &qp1->pfq, true);
+	KUNIT_EXPECT_EQ(test, qp1->pfq.count, 1U + 4);
+	KUNIT_EXPECT_EQ(test, qp1->pfq.reclaimed, 50ULL);
+	KUNIT_EXPECT_EQ(test, pool->reclaims, 50ULL);
+	/* WR 10 blocks on its fence; the 4 behind it are pinned. */
+	head = srnic_pf_head(pool, &qp1->pfq, qp1->prod);
+	KUNIT_ASSERT_NOT_NULL(test, head);
+	KUNIT_EXPECT_EQ(test, *head, 9U);
+	srnic_pf_set_blocked(pool, &qp1->pfq, true);
+	KUNIT_EXPECT_EQ(test, srnic_pool_pinned(pool), 4U);
+	KUNIT_EXPECT_EQ(test, fetch(pool, qp1), 0);
+	/* QP2 gets its full cap, not the 36 slots QP1 would have left. */
+	post(qp2, 100);
+	KUNIT_EXPECT_EQ(test, fetch(pool, qp2), 64);
+	KUNIT_EXPECT_EQ(test, issue(pool, qp2, 64), 64U);
+
+	/* The Read completes: QP1 re-reads the given-back WQEs, in order. */
+	srnic_pf_set_may_block(pool, &qp1->pfq, false);
+	srnic_pf_set_blocked(pool, &qp1->pfq, false);
+	while (qp1->popped < 100 || qp2->popped < 100) {
+		fetch(pool, qp1);
+		fetch(pool, qp2);
+		issue(pool, qp1, 5);
+		issue(pool, qp2, 5);
+	}
+	KUNIT_EXPECT_FALSE(test, qp1->bad);
+	KUNIT_EXPECT_FALSE(test, qp2->bad);
+	KUNIT_EXPECT_EQ(test, qp1->popped, 100U);
+	KUNIT_EXPECT_EQ(test, srnic_pool_in_use(pool), 0U);
+	srnic_pfq_cleanup(pool, &qp1->pfq);
+	srnic_pfq_cleanup(pool, &qp2->pfq);
+	srnic_pool_cleanup(pool);
+}
+
 static void srnic_prefetch_caps(struct kunit *test)
 {
 	struct srnic_pool *pool = new_pool(test, 64, 8, 16, 2);
@@ -277,6 +336,7 @@ static void srnic_prefetch_random(struct kunit *test)
 
 static struct kunit_case srnic_prefetch_cases[] = {
 	KUNIT_CASE(srnic_prefetch_fenced_scenario),
+	KUNIT_CASE(srnic_prefetch_fence_after_fetch),
 	KUNIT_CASE(srnic_prefetch_caps),
 	KUNIT_CASE(srnic_prefetch_stalls),
 	KUNIT_CASE(srnic_prefetch_random),

@@ -235,6 +235,27 @@ static bool srnic_pool_reclaim(struct srnic_pool *pool,
 	return true;
 }
 
+/*
+ * Caller holds the lock. A fence may block now: give back the WQEs
+ * fetched more than fence_ahead past it (fetched before the Read or
+ * Atomic issued, when nothing could block). They are reclaimed from a QP
+ * that cannot use them; it reads them again from the ring once the fence
+ * clears.
+ */
+static void srnic_pfq_trim(struct srnic_pool *pool, struct srnic_pfq *pfq)
+{
+	u32 keep;
+
+	if (!(pfq->may_block || pfq->blocked) || !pfq->fence_at)
+		return;
+	keep = pfq->fence_at + pool->cfg.fence_ahead;
+	while (pfq->count > keep) {
+		srnic_pfq_unfetch_tail(pool, pfq);
+		pfq->reclaimed++;
+		pool->reclaims++;
+	}
+}
+
 /* Caller holds the lock: how many WQEs @pfq may hold now. */
 static u32 srnic_pfq_limit(const struct srnic_pool *pool,
 			   const struct srnic_pfq *pfq)
@@ -370,6 +391,7 @@ void srnic_pf_set_blocked(struct srnic_pool *pool, struct srnic_pfq *pfq,
 {
 	spin_lock_bh(&pool->lock);
 	pfq->blocked = blocked && pfq->count;
+	srnic_pfq_trim(pool, pfq);
 	spin_unlock_bh(&pool->lock);
 }
 EXPORT_SYMBOL_IF_KUNIT(srnic_pf_set_blocked);
@@ -381,7 +403,8 @@ EXPORT_SYMBOL_IF_KUNIT(srnic_pf_set_blocked);
  * @may_block: the QP has a Read or Atomic outstanding
  *
  * While a fence may block, read-ahead stops fence_ahead WQEs past the
- * first fenced WQE fetched.
+ * first fenced WQE fetched, and WQEs fetched beyond that before are given
+ * back (counted as reclaims).
  *
  * Context: any; never sleeps.
  */
@@ -390,6 +413,7 @@ void srnic_pf_set_may_block(struct srnic_pool *pool, struct srnic_pfq *pfq,
 {
 	spin_lock_bh(&pool->lock);
 	pfq->may_block = may_block;
+	srnic_pfq_trim(pool, pfq);
 	spin_unlock_bh(&pool->lock);
 }
 EXPORT_SYMBOL_IF_KUNIT(srnic_pf_set_may_block);
