@@ -5,6 +5,8 @@
 # line that says why, loses nothing and leaves no splat.
 #  - rdma link add: missing netdev, non-Ethernet netdev (lo), the same
 #    netdev twice, a name in use, UDP 4791 taken (rdma_rxe loaded)
+#  - the pool and gate tunables in sysfs: bad values refused (EINVAL),
+#    nothing changed; good ones read back
 #  - verbs arguments out of range (srnic_vtest limits), object limits
 #    exhausted twice (nothing leaked by the refusals)
 #  - the netdev deleted under a live device with a user context: the device
@@ -18,7 +20,7 @@ srnic_require
 VTEST=$SRNIC_BIN/srnic_vtest
 [ -x "$VTEST" ] || ktap_skip_rest "no $VTEST (run make selftests-build)"
 ktap_print_header
-ktap_set_plan 22
+ktap_set_plan 23
 
 dmesg_mark
 # Small object limits, so the test can exhaust each one.
@@ -73,6 +75,44 @@ nfail=$(grep -c '^not ok' <<<"$out")
 [ $rc -eq 0 ] && [ "$nfail" -eq 0 ] && [ "$nok" -gt 50 ] &&
 	ktap_test_pass "verbs arguments: srnic_vtest limits ($nok checks)" ||
 	ktap_test_fail "verbs arguments: srnic_vtest limits ($nfail of $((nok + nfail)) failed)"
+
+# The pool and gate tunables: each bad value is refused with EINVAL and
+# changes nothing; good values are taken and read back.
+tunables() {
+	local d=/sys/class/infiniband/srnic0 kv k v before err bad=0
+	for kv in "prefetch_slots 0" "prefetch_slots 2000000" \
+		  "prefetch_slots 12abc" "prefetch_per_qp_cap 0" \
+		  "prefetch_per_qp_cap 5000" "prefetch_lookahead 0" \
+		  "prefetch_fence_ahead -1" "tx_gate_policy fifo" \
+		  "tx_gate_policy drr2"; do
+		read -r k v <<<"$kv"
+		before=$(cat "$d/$k")
+		err=$( { echo "$v" >"$d/$k"; } 2>&1)
+		if ! grep -q "Invalid argument" <<<"$err" ||
+		   [ "$(cat "$d/$k")" != "$before" ]; then
+			ktap_print_msg "$k <- '$v': '$err', now $(cat "$d/$k") (was $before)"
+			bad=1
+		fi
+	done
+	for kv in "prefetch_slots 100" "prefetch_per_qp_cap 8" \
+		  "prefetch_lookahead 16" "prefetch_fence_ahead 0" \
+		  "tx_gate_policy strict" "tx_gate_policy rr" \
+		  "tx_gate_policy drr" "prefetch_fence_ahead 4" \
+		  "prefetch_lookahead 64" "prefetch_per_qp_cap 64" \
+		  "prefetch_slots 1024"; do
+		read -r k v <<<"$kv"
+		if ! echo "$v" >"$d/$k" || [ "$(cat "$d/$k")" != "$v" ]; then
+			ktap_print_msg "$k <- $v: refused or reads $(cat "$d/$k")"
+			bad=1
+		fi
+	done
+	ktap_print_msg "$(for k in prefetch_slots prefetch_per_qp_cap \
+		prefetch_lookahead prefetch_fence_ahead tx_gate_policy; do
+		printf '%s=%s ' "$k" "$(cat "$d/$k")"; done)"
+	return $bad
+}
+ktap_test_result "sysfs tunables: bad values refused (EINVAL), good ones read back" \
+	tunables
 
 # UDP 4791: rdma_rxe binds it in the initial namespace when it loads.
 if modprobe rdma_rxe 2>/dev/null; then

@@ -17,7 +17,10 @@
 #                     solicit (solicited events), overrun (CQ overrun),
 #                     IPv6 GIDs, path MTU 256 and 512,
 #                     integrity (netem loss/duplicate), retry, rnr,
-#                     access, scribble (loopback)
+#                     access, scribble (loopback),
+#                     fair (the fenced-QP scenario: srnic1's Read
+#                     responses held back by netem on a u32 filter;
+#                     default pool and a pool of 100 slots)
 #
 # Each step is one KTAP line, under "timeout $SRNIC_RC_TIMEOUT".  On a
 # failure: both ends' output, rdma statistic of both devices, new kernel
@@ -55,7 +58,7 @@ srnic_require
 require_cmd tc ss timeout ibv_rc_pingpong "${PERFTESTS[@]}"
 [ -x "$RC_TEST" ] || ktap_skip_rest "no $RC_TEST (run make)"
 ktap_print_header
-ktap_set_plan 49
+ktap_set_plan 51
 
 # --- helpers -----------------------------------------------------------------
 
@@ -361,6 +364,90 @@ else
 	ktap_test_fail "integrity: cannot add netem ${NETEM_INTEG[*]}"
 fi
 netem
+
+# The fenced-QP scenario of the WQE-prefetch chapter, end to end: srnic0's
+# QP1 posts 100 WRs, the 10th fenced behind the 9th, a Read whose
+# responses are dropped on $VETH_B (a clsact egress u32 filter on the BTH
+# opcode, RDMA Read Response First/Middle/Last/Only: nothing else is
+# touched) until the client's 2 s measuring window is over; then QP1's
+# retransmission timer (1 s) asks again and the Read completes. QP2
+# streams Writes meanwhile, on a link limited to 64 Mbit/s, and must keep
+# 80% of its throughput alone. The
+# pool counters before and after, and the QPs' pool shares while QP1 is
+# still fenced, are printed. (netem delaying those responses instead
+# reprogrammed its watchdog timer at every dequeue while it held one,
+# which under TCG cost QP2's packets up to a third of their rate: a
+# price of the method, not of srnic.)
+FAIR_STATS='prefetch_|slots_pinned_by_fence|tx_gate_rounds'
+fair_hold() {	# on|off: drop srnic1's Read responses
+	local op
+	tc -n "$NS_B" qdisc del dev "$VETH_B" clsact 2>/dev/null
+	[ "$1" = on ] || return 0
+	modprobe -q sch_ingress 2>/dev/null
+	modprobe -q cls_u32 2>/dev/null
+	modprobe -q act_gact 2>/dev/null
+	tc -n "$NS_B" qdisc add dev "$VETH_B" clsact || return 1
+	for op in "0x0d 0xff" "0x0e 0xfe" "0x10 0xff"; do
+		# shellcheck disable=SC2086
+		tc -n "$NS_B" filter add dev "$VETH_B" egress protocol ip \
+			prio 1 u32 match ip protocol 17 0xff \
+			match ip dport 4791 0xffff match u8 $op at 28 \
+			action drop || return 1
+	done
+}
+fair_stats() {	# LABEL: srnic0's pool and gate counters
+	ktap_print_msg "$1: $(rdma statistic show link srnic0/1 |
+		awk -v re="$FAIR_STATS" '{ for (i = 1; i < NF; i++)
+			if ($i ~ re) printf "%s %s ", $i, $(i + 1) }')"
+}
+fair() {	# DESC SLOTS
+	local desc=$1 slots=$2 sysd=/sys/class/infiniband/srnic0 snap watcher
+	local co=$LOGDIR/$KTAP_TESTNO-srnic_rc_test.client.log
+	snap=$LOGDIR/$KTAP_TESTNO-fair-qps.log
+	# srnic0's link rate-limited to 64 Mbit/s, a third of what QP2 reaches
+	# here unlimited: the windows then measure the gate's share, not the
+	# TCG guest's CPU of the moment (unlimited, two windows alone seconds
+	# apart differed by up to 40%). Queue room for everything in flight.
+	if ! tc -n "$NS_A" qdisc replace dev "$VETH_A" root tbf rate 64mbit \
+		burst 64kb limit 4mb || ! fair_hold on; then
+		step "$desc" && ktap_test_fail "$desc: cannot add the tc set-up"
+		fair_hold off
+		tc -n "$NS_A" qdisc del dev "$VETH_A" root 2>/dev/null
+		return
+	fi
+	echo "$slots" > "$sysd/prefetch_slots" ||
+		ktap_print_msg "cannot set prefetch_slots $slots"
+	ktap_print_msg "pool: $(for k in prefetch_slots prefetch_per_qp_cap \
+		prefetch_lookahead prefetch_fence_ahead tx_gate_policy; do
+		printf '%s %s ' "$k" "$(cat "$sysd/$k")"; done)"
+	fair_stats before
+	rm -f "$co"
+	# Once the window is over: the QPs' pool shares (QP1 still fenced),
+	# then the Read's responses may pass. Watched with builtins, one fork
+	# per 0.5 s (a poller forking grep and date ten times a second cost
+	# the measured QP a third of its throughput here).
+	( for ((i = 0; i < 240; i++)); do
+		mapfile -t lines <"$co" 2>/dev/null
+		[[ "${lines[*]}" == *"fenced window ends"* ]] && break
+		sleep 0.5
+	  done
+	  rdma -dd resource show qp link srnic0/1 >"$snap" 2>&1
+	  fair_hold off ) &
+	watcher=$!
+	rc_test "$desc" --size 4096 --window 2000 fair
+	kill "$watcher" 2>/dev/null
+	wait "$watcher" 2>/dev/null
+	fair_hold off
+	tc -n "$NS_A" qdisc del dev "$VETH_A" root 2>/dev/null
+	fair_stats after
+	if [ -s "$snap" ]; then
+		ktap_print_msg "srnic0's QPs after the window, QP1 still fenced:"
+		grep -E 'prefetch|tx_cpu' "$snap" | sed 's/^/#   /'
+	fi
+	echo 1024 > "$sysd/prefetch_slots"
+}
+fair "fair: QP2 keeps >= 80% while QP1 waits on its Read (default pool)" 1024
+fair "fair: QP2 keeps >= 80% while QP1 waits on its Read (pool of 100 slots)" 100
 
 rc_test "solicit: solicited-only CQ events (Send, Write with Immediate)" \
 	solicit

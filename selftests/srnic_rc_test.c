@@ -23,6 +23,12 @@
  *              receive is posted; rnr_retry 0 gives IBV_WC_RNR_RETRY_EXC_ERR.
  *   access     Writes/Reads outside what an MR allows: expect
  *              IBV_WC_REM_ACCESS_ERR and the target memory unchanged.
+ *   fair       the fenced-QP scenario: QP1 posts 100 WRs, the 10th fenced
+ *              behind the 9th, a Read (whose responses the test set-up
+ *              drops for a while); QP2 streams Writes meanwhile and must keep at
+ *              least 80% of the throughput it has alone; QP1's WRs then
+ *              complete in order and the fence held (the fenced Write
+ *              carries what the Read fetched).
  *   scribble   (--loop only) write garbage into a victim QP's send ring
  *              (the rdma_rxe ABI ring, mmapped from the uverbs device) and
  *              ring the doorbell; a healthy QP pair must keep working.
@@ -78,6 +84,7 @@ enum test_id {
 	T_SOLICIT,
 	T_OVERRUN,
 	T_XFER,
+	T_FAIR,
 	T_COUNT
 };
 
@@ -86,7 +93,7 @@ static const char *const test_names[T_COUNT] = {
 	[T_RETRY] = "retry", [T_RNR] = "rnr", [T_ACCESS] = "access",
 	[T_SCRIBBLE] = "scribble", [T_AWRITE] = "awrite",
 	[T_FENCE] = "fence", [T_SOLICIT] = "solicit", [T_OVERRUN] = "overrun",
-	[T_XFER] = "xfer",
+	[T_XFER] = "xfer", [T_FAIR] = "fair",
 };
 
 /* Test parameters: the client's are sent to the server in the hello. */
@@ -120,6 +127,7 @@ struct options {
 	bool strict;		/* scribble: a stalled victim fails */
 	bool no_fence;		/* fence: leave IBV_SEND_FENCE off */
 	int idle_ms;		/* xfer: the client's pause after each cell */
+	int window_ms;		/* fair: each measuring window */
 	int verbose;
 	struct params p;
 };
@@ -182,6 +190,7 @@ static struct options opt = {
 	.port = "18515",
 	.cq_wait_s = 30,
 	.scribble_mode = "mixed",
+	.window_ms = 2000,
 	.p = {
 		.gens = 10000, .writes = 4, .size = 16384, .imm_len = 0,
 		.bytes = 256ull << 20, .chunk = 1u << 20, .rounds = 1000,
@@ -3245,6 +3254,295 @@ out:
 	return rc;
 }
 
+/* --- fair: the fenced-QP scenario of the WQE-prefetch chapter ------------- */
+
+#define FAIR_WRS	100	/* QP1's work requests */
+#define FAIR_READ	9	/* the Read (wr_id), responses held back */
+#define FAIR_FENCED	10	/* the fenced Write of what it read */
+#define FAIR_SMALL	256	/* bytes per QP1 WR */
+#define FAIR_DEPTH	16	/* QP2's Writes in flight */
+#define FAIR_PATTERN	0x5a
+
+/*
+ * Server memory: X (FAIR_SMALL, the pattern, Read by QP1), Y (FAIR_SMALL,
+ * the fenced Write's target), Z (FAIR_SMALL, QP1's other Writes), then
+ * QP2's sink of --size bytes.
+ */
+static int fair_server(struct role *r)
+{
+	const struct params *p = &r->p;
+	size_t len = 3 * FAIR_SMALL + (size_t)p->size;
+	struct qp_params qpp = qp_params(p, 14, 7, 7, 12);
+	struct peer_info mine = {}, theirs1, theirs2;
+	__u64 peer_fail, v = 0, peer_v = 0, n = 0;
+	struct ibv_mr *mr = NULL;
+	struct conn c1 = {}, c2 = {};
+	size_t first;
+	__u8 *buf;
+	int rc = EXIT_FAILED;
+
+	buf = alloc_buf(len, 0);
+	if (!buf || conn_create(&c1, r, r->pd, 4, 4) ||
+	    conn_create(&c2, r, r->pd, 4, 4))
+		goto out_destroy;
+	memset(buf, FAIR_PATTERN, FAIR_SMALL);
+	mr = reg(r, r->pd, buf, len, IBV_ACCESS_LOCAL_WRITE |
+		 IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	if (!mr)
+		goto out_destroy;
+	add_mr(&mine, mr);
+	if (conn_setup(&c1, &mine, &theirs1, &qpp) ||
+	    conn_setup(&c2, &mine, &theirs2, &qpp) || ch_sync(r) ||
+	    ch_swap(r, &v, &peer_v, 1))
+		goto out_destroy;
+	/* The client is done: Y holds what the fenced Write carried. */
+	n = count_not(buf + FAIR_SMALL, FAIR_SMALL, FAIR_PATTERN, &first);
+	if (n)
+		msg(r, "Y: %llu bytes not what the Read got (at %zu: %#x): fence broken",
+		    n, first, buf[FAIR_SMALL + first]);
+	rc = final_verdict(r, n != 0, &peer_fail);
+out_destroy:
+	conn_destroy(&c2);
+	conn_destroy(&c1);
+	if (mr)
+		ibv_dereg_mr(mr);
+	free(buf);
+	return rc;
+}
+
+struct fair_qp1 {
+	struct conn *c;
+	__u32 done;		/* completions seen, in order */
+	__u32 bad;		/* out of order or failed */
+	double read_done;	/* when the Read completed; 0: not yet */
+};
+
+/* Take QP1's completions that are there; check their order. */
+static void fair_poll_qp1(struct role *r, struct fair_qp1 *q)
+{
+	struct ibv_wc wc;
+
+	while (ibv_poll_cq(q->c->cq, 1, &wc) > 0) {
+		q->done++;
+		if (wc.status != IBV_WC_SUCCESS || wc.wr_id != q->done) {
+			if (q->bad++ < 5)
+				msg(r, "QP1: CQE %u: wr_id %llu %s, want %u success",
+				    q->done, (unsigned long long)wc.wr_id,
+				    ibv_wc_status_str(wc.status), q->done);
+		}
+		if (wc.wr_id == FAIR_READ)
+			q->read_done = now_s();
+	}
+}
+
+/*
+ * QP2 streams Writes for @ms, FAIR_DEPTH in flight; returns the bytes
+ * completed within the window per second, or a negative value on error.
+ * QP1's completions (@q, may be NULL) are taken within the window.
+ */
+static double fair_stream(struct role *r, struct conn *c2, __u8 *src,
+			  __u32 lkey, __u64 raddr, __u32 rkey, int ms,
+			  struct fair_qp1 *q)
+{
+	__u32 size = r->p.size, inflight = 0;
+	double t0 = now_s(), end = t0 + ms / 1000.0, t;
+	__u64 bytes = 0;
+	struct ibv_wc wc[FAIR_DEPTH];
+	int i, n;
+
+	for (;;) {
+		t = now_s();
+		while (t < end && inflight < FAIR_DEPTH) {
+			if (post_send1(c2, IBV_WR_RDMA_WRITE, WR_WRITE, src,
+				       size, lkey, raddr, rkey, 0))
+				return -1;
+			inflight++;
+		}
+		if (!inflight)
+			break;
+		n = ibv_poll_cq(c2->cq, FAIR_DEPTH, wc);
+		if (n < 0)
+			return -1;
+		for (i = 0; i < n; i++) {
+			if (wc[i].status != IBV_WC_SUCCESS) {
+				msg(r, "QP2: Write: %s",
+				    ibv_wc_status_str(wc[i].status));
+				return -1;
+			}
+			inflight--;
+			if (t < end)
+				bytes += size;
+		}
+		if (q && t < end)
+			fair_poll_qp1(r, q);
+		if (stopped() || now_s() > end + 30) {
+			msg(r, "QP2: %u Writes not completed 30 s after the window",
+			    inflight);
+			return -1;
+		}
+	}
+	return bytes / (end - t0);
+}
+
+static int fair_client(struct role *r)
+{
+	struct line sum = {};
+	const struct params *p = &r->p;
+	size_t len = (size_t)p->size + 2 * FAIR_SMALL;
+	struct qp_params qpp2 = qp_params(p, 14, 7, 7, 12);
+	/*
+	 * QP1 asks again for the Read whose responses the set-up drops until
+	 * the window is over: every 1 s (timeout 18), 7 times at most.
+	 */
+	struct qp_params qpp1 = { 18, 7, 7, 12 };
+	struct peer_info mine = {}, theirs1, theirs2;
+	struct ibv_send_wr wrs[FAIR_WRS], *bad;
+	struct ibv_sge sges[FAIR_WRS];
+	__u64 fail = 0, peer_fail, v = 0, peer_v, raddr;
+	struct fair_qp1 q = {};
+	struct ibv_mr *mr = NULL;
+	struct conn c1 = {}, c2 = {};
+	double alone1, alone2, fenced, alone, t_post, in_window;
+	__u32 rkey, i, done_in_window;
+	__u8 *buf, *l, *w;
+	int rc = EXIT_FAILED;
+
+	buf = alloc_buf(len, 0x33);
+	if (!buf || conn_create(&c1, r, r->pd, FAIR_WRS + 1, 1) ||
+	    conn_create(&c2, r, r->pd, FAIR_DEPTH + 1, 1))
+		goto out_destroy;
+	l = buf + p->size;
+	w = l + FAIR_SMALL;
+	mr = reg(r, r->pd, buf, len, IBV_ACCESS_LOCAL_WRITE);
+	if (!mr || conn_setup(&c1, &mine, &theirs1, &qpp1) ||
+	    conn_setup(&c2, &mine, &theirs2, &qpp2))
+		goto out_destroy;
+	if (theirs1.nmr < 1 ||
+	    theirs1.mr[0].len < 3 * FAIR_SMALL + (size_t)p->size) {
+		msg(r, "peer buffer too small");
+		goto out_destroy;
+	}
+	raddr = theirs1.mr[0].addr;
+	rkey = theirs1.mr[0].rkey;
+	if (ch_sync(r))
+		goto out_destroy;
+	q.c = &c1;
+
+	/* Warm up (routes, caches, the CPU's frequency of the moment). */
+	if (fair_stream(r, &c2, buf, mr->lkey, raddr + 3 * FAIR_SMALL, rkey,
+			opt.window_ms / 3, &q) < 0)
+		goto out_destroy;
+	/*
+	 * Every window polls QP1's CQ too (empty when QP1 is idle), so the
+	 * process does the same work in each.
+	 */
+	alone1 = fair_stream(r, &c2, buf, mr->lkey, raddr + 3 * FAIR_SMALL,
+			     rkey, opt.window_ms, &q);
+	if (alone1 < 0)
+		goto out_destroy;
+
+	/* QP1: Writes 1-8, the Read 9 (X -> L), FENCE Write 10 (L -> Y), ... */
+	for (i = 0; i < FAIR_WRS; i++) {
+		__u32 id = i + 1;
+
+		if (id == FAIR_READ)
+			wr_init(&wrs[i], &sges[i], IBV_WR_RDMA_READ, id, l,
+				FAIR_SMALL, mr->lkey, raddr, rkey,
+				IBV_SEND_SIGNALED);
+		else if (id == FAIR_FENCED)
+			wr_init(&wrs[i], &sges[i], IBV_WR_RDMA_WRITE, id, l,
+				FAIR_SMALL, mr->lkey, raddr + FAIR_SMALL, rkey,
+				IBV_SEND_SIGNALED | IBV_SEND_FENCE);
+		else
+			wr_init(&wrs[i], &sges[i], IBV_WR_RDMA_WRITE, id, w,
+				FAIR_SMALL, mr->lkey, raddr + 2 * FAIR_SMALL,
+				rkey, IBV_SEND_SIGNALED);
+		wrs[i].next = i + 1 < FAIR_WRS ? &wrs[i + 1] : NULL;
+	}
+	t_post = now_s();
+	i = ibv_post_send(c1.qp, wrs, &bad);
+	if (i) {
+		msg(r, "QP1: post_send: %s", strerror(i));
+		goto out_destroy;
+	}
+	printf("# fenced window begins\n");
+	fflush(stdout);
+	fenced = fair_stream(r, &c2, buf, mr->lkey, raddr + 3 * FAIR_SMALL,
+			     rkey, opt.window_ms, &q);
+	/* The window's end, not when its last Writes drained. */
+	in_window = t_post + opt.window_ms / 1000.0;
+	done_in_window = q.done;
+	if (fenced < 0)
+		goto out_destroy;
+	printf("# fenced window ends\n");
+	fflush(stdout);
+
+	/* Everything of QP1's, in order, once the Read's responses come. */
+	while (q.done < FAIR_WRS && !stopped()) {
+		struct ibv_wc wc;
+
+		if (wait_cqe(&c1, &wc))
+			break;
+		q.done++;
+		if (wc.status != IBV_WC_SUCCESS || wc.wr_id != q.done) {
+			if (q.bad++ < 5)
+				msg(r, "QP1: completion %u is wr_id %llu status %s",
+				    q.done, (unsigned long long)wc.wr_id,
+				    ibv_wc_status_str(wc.status));
+		}
+		if (wc.wr_id == FAIR_READ)
+			q.read_done = now_s();
+	}
+	alone2 = fair_stream(r, &c2, buf, mr->lkey, raddr + 3 * FAIR_SMALL,
+			     rkey, opt.window_ms, &q);
+	if (alone2 < 0)
+		goto out_destroy;
+	alone = (alone1 + alone2) / 2;
+
+	if (q.done != FAIR_WRS || q.bad) {
+		msg(r, "QP1: %u of %u completions, %u wrong", q.done,
+		    FAIR_WRS, q.bad);
+		fail = 1;
+	}
+	/* The scenario holds only if QP1 stayed fenced through the window. */
+	if (!q.read_done || q.read_done < in_window) {
+		msg(r, "the Read completed %.0f ms after the post, in the window: not held back",
+		    q.read_done ? (q.read_done - t_post) * 1e3 : -1.0);
+		fail = 1;
+	}
+	if (done_in_window != FAIR_READ - 1) {
+		msg(r, "QP1: %u completions during the window, want the %u before the Read",
+		    done_in_window, FAIR_READ - 1);
+		fail = 1;
+	}
+	if (fenced < 0.8 * alone) {
+		msg(r, "QP2 beside fenced QP1: %.1f MiB/s, %.0f%% of alone (%.1f, %.1f) < 80%%",
+		    fenced / 1048576, 100 * fenced / alone, alone1 / 1048576,
+		    alone2 / 1048576);
+		fail = 1;
+	}
+	if (ch_swap(r, &v, &peer_v, 1))
+		goto out_destroy;
+	rc = final_verdict(r, fail || stopped(), &peer_fail);
+	line_add(&sum, "fair: %s QP2 %u B Writes: alone %.1f/%.1f MiB/s, ",
+		 stopped() ? "INTERRUPTED" : rc ? "FAIL" : "PASS", p->size,
+		 alone1 / 1048576, alone2 / 1048576);
+	line_add(&sum, "while QP1 fenced %.1f MiB/s (%.0f%%);", fenced / 1048576,
+		 alone > 0 ? 100 * fenced / alone : 0);
+	line_add(&sum, " QP1 %u/%u in order, Read done after %.0f ms, fence %s",
+		 q.done - q.bad, FAIR_WRS,
+		 q.read_done ? (q.read_done - t_post) * 1e3 : -1.0,
+		 peer_fail ? "BROKEN" : "held");
+	line_print(&sum);
+out_destroy:
+	conn_destroy(&c2);
+	conn_destroy(&c1);
+	if (mr)
+		ibv_dereg_mr(mr);
+	free(buf);
+	return rc;
+}
+
 /* --- roles, main ---------------------------------------------------------- */
 
 typedef int (*role_fn)(struct role *r);
@@ -3253,7 +3551,7 @@ static const role_fn server_fns[T_COUNT] = {
 	[T_ORDER] = order_server, [T_INTEGRITY] = integrity_server,
 	[T_AWRITE] = awrite_server, [T_FENCE] = fence_server,
 	[T_SOLICIT] = solicit_server, [T_OVERRUN] = overrun_server,
-	[T_XFER] = xfer_server,
+	[T_XFER] = xfer_server, [T_FAIR] = fair_server,
 	[T_RETRY] = retry_server, [T_RNR] = rnr_server,
 	[T_ACCESS] = access_server,
 };
@@ -3262,7 +3560,7 @@ static const role_fn client_fns[T_COUNT] = {
 	[T_ORDER] = order_client, [T_INTEGRITY] = integrity_client,
 	[T_AWRITE] = order_client, [T_FENCE] = fence_client,
 	[T_SOLICIT] = solicit_client, [T_OVERRUN] = overrun_client,
-	[T_XFER] = xfer_client,
+	[T_XFER] = xfer_client, [T_FAIR] = fair_client,
 	[T_RETRY] = retry_client, [T_RNR] = rnr_client,
 	[T_ACCESS] = access_client,
 };
@@ -3388,6 +3686,11 @@ static const char *const help_text[] = {
 	"xfer:      Send, Send+Imm, Write, Write+Imm, Read at 0, 1, MTU-1,",
 	"           MTU, MTU+1 bytes, 64 KiB, 4 MiB; CmpSwap, FetchAdd;",
 	"           --idle MS: pause after each cell (nothing outstanding)",
+	"fair:      QP1: 100 WRs, the 10th fenced behind a Read whose",
+	"           responses the set-up drops until the fenced window is",
+	"           over (QP1 retransmits every 1 s); QP2:",
+	"           Writes of --size BYTES, 16 in flight, alone for --window",
+	"           MS (2000), while QP1 is fenced, alone again; fenced >= 80%",
 	"integrity: --bytes N (256M) --chunk N (1M)",
 	"rnr:       --rnr-delay MS (100)",
 	"scribble:  --rounds N (1000)",
@@ -3445,6 +3748,7 @@ static const struct num_opt num_opts[] = {
 	{ "rnr-delay", &opt.p.rnr_delay_ms, 4 },
 	{ "seed", &opt.p.seed, 8 },
 	{ "idle", &opt.idle_ms, 4 },
+	{ "window", &opt.window_ms, 4 },
 };
 
 #define O_NUM 0x100	/* getopt value of num_opts[i]: O_NUM + i */
