@@ -7,6 +7,8 @@
 #   make lint            W=1, sparse and checkpatch --strict, both kernels
 #   make demo            set up, boot a guest, show srnic working
 #   make bench           srnic beside rdma_rxe (perftest), a table of ratios
+#   make bench-qps       1 to 1024 active QPs: throughput, prefetch stalls,
+#                        pool slots in use (two pool sizes) beside rdma_rxe
 #   make check           set up, lint, build, every test on both kernels
 #
 # Each kernel gets its own build tree, build/<kver>/, a copy of the
@@ -26,7 +28,7 @@ SRCS := Kbuild kunit/Kbuild \
 	$(shell cd $(TOP) && find drivers include kunit selftests/kmod -name '*.[ch]')
 
 .PHONY: all modules modules-all lint sparse checkpatch demo check clean deps \
-	selftests-build bench
+	selftests-build bench bench-qps
 
 all: modules
 
@@ -73,6 +75,9 @@ demo:
 
 bench:
 	$(TOP)/scripts/bench.sh
+
+bench-qps:
+	SRNIC_BENCH_MODE=qps $(TOP)/scripts/bench.sh
 
 check:
 	$(TOP)/scripts/check.sh

@@ -21,6 +21,13 @@
 # medians, and guest CPU time per GiB moved (busy time of all vCPUs over
 # the second after the first second of a bandwidth run, both ends of the
 # test included). A benchmark, not a test: it never fails on numbers.
+#
+# SRNIC_BENCH_MODE=qps (make bench-qps): instead, ib_write_bw -q N for N =
+# 1, 16, 256, 1024 active QPs (4 KiB Writes, 16 in flight per QP, about
+# 80 MiB per run), srnic with two pool sizes (prefetch_slots 1024 and
+# 128) beside rdma_rxe: throughput, the prefetch stall rate (stalls per
+# WQE fetched over the run) and the pool slots in use (sampled every
+# 0.5 s while the client runs: median and max).
 set -u
 . "$(dirname "$0")/../selftests/srnic_lib.sh"
 
@@ -118,6 +125,70 @@ echo "bench: srnic0 on $VETH_A ($NS_A), rxe0 on $VETH_B (initial namespace); eac
 : >"$RAW"
 rm -rf "$LOGS"
 mkdir -p "$LOGS"
+
+if [ "${SRNIC_BENCH_MODE:-}" = qps ]; then
+	QTABLE=$OUT/bench-qps-$(uname -r).md
+	SYSD=/sys/class/infiniband/srnic0
+	stat1() {	# NAME: srnic0's counter
+		rdma statistic show link srnic0/1 |
+			awk -v n="$1" '{ for (i = 1; i < NF; i++) if ($i == n) print $(i + 1) }'
+	}
+	sampler() {	# FILE: slots in use every 0.5 s until killed
+		while :; do stat1 prefetch_slots_in_use >>"$1"; sleep 0.5; done
+	}
+	{
+		echo "### make bench-qps: active QPs, srnic (two pool sizes) vs rdma_rxe, $(uname -r)"
+		echo
+		echo "QEMU TCG, $(nproc) vCPUs; ib_write_bw -q N -s 4096 -t 16, each device to itself;"
+		echo "stall rate = prefetch_stalls / prefetch_fetched over the run; slots in use"
+		echo "sampled every 0.5 s while the client ran (median / max)."
+		echo
+		echo "| QPs | pool slots | srnic MiB/s | rdma_rxe MiB/s | srnic/rxe | WQEs fetched | stalls | stall rate | slots in use (median/max) |"
+		echo "|---|---|---|---|---|---|---|---|---|"
+	} >"$QTABLE"
+	declare -A RXE
+	for n in 1 16 256 1024; do
+		iters=$((20480 / n))
+		[ "$iters" -ge 20 ] || iters=20
+		args=(-q "$n" -s 4096 -t 16 -n "$iters")
+		v=$(run1 - rxe0 "$GR" "$VETH_B_IP4" ib_write_bw bw "${args[@]}")
+		PORT=$((PORT + 1))
+		RXE[$n]=${v%% *}
+		for slots in 1024 128; do
+			echo "$slots" >"$SYSD/prefetch_slots" ||
+				echo "bench: cannot set prefetch_slots $slots"
+			f0=$(stat1 prefetch_fetched) s0=$(stat1 prefetch_stalls)
+			samples=$LOGS/slots-$n-$slots.txt
+			: >"$samples"
+			sampler "$samples" &
+			sp=$!
+			v=$(run1 "$NS_A" srnic0 "$GS" "$VETH_A_IP4" ib_write_bw bw "${args[@]}")
+			kill "$sp" 2>/dev/null
+			wait "$sp" 2>/dev/null
+			PORT=$((PORT + 1))
+			f1=$(stat1 prefetch_fetched) s1=$(stat1 prefetch_stalls)
+			bw=${v%% *}
+			echo "bench: $n QPs, $slots slots: srnic ${bw:--} rxe ${RXE[$n]:--} MiB/s, fetched $((f1 - f0)) stalls $((s1 - s0))"
+			sort -n "$samples" | awk -v n="$n" -v slots="$slots" \
+				-v bw="${bw:--}" -v rx="${RXE[$n]:--}" \
+				-v f=$((f1 - f0)) -v st=$((s1 - s0)) '
+				{ v[k++] = $1 }
+				END {
+					med = k ? v[int((k - 1) / 2)] : "-"
+					max = k ? v[k - 1] : "-"
+					r = (bw == "-" || rx == "-" || rx == 0) ? "-" : sprintf("%.2f", bw / rx)
+					sr = f ? sprintf("%.3f%%", 100 * st / f) : "-"
+					printf "| %d | %d | %s | %s | %s | %d | %d | %s | %s / %s |\n",
+						n, slots, bw, rx, r, f, st, sr, med, max
+				}' >>"$QTABLE"
+		done
+		echo 1024 >"$SYSD/prefetch_slots"
+	done
+	echo
+	cat "$QTABLE"
+	echo "bench: table in $QTABLE"
+	exit 0
+fi
 
 # --- measure -----------------------------------------------------------------
 

@@ -5,6 +5,8 @@
 # of each supported kernel (KVER=... for one), the table of ratios written
 # to the output folder (SRNIC_OUT, default a new dir under
 # /var/tmp/srnic-out). A benchmark: its numbers never fail anything.
+# SRNIC_BENCH_MODE=qps (make bench-qps): the active-QP-count benchmark of
+# the prefetch pool and transmit gate instead (scripts/bench-guest.sh).
 set -eu
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -17,7 +19,7 @@ for k in $kvers; do
 	echo "bench: booting $k in a QEMU guest (TCG)"
 	scripts/vm.sh --kernel "$k" --timeout 1800 --out "$out/guest-$k" \
 		-- scripts/bench-guest.sh || echo "bench: the $k guest failed"
-	cp "$out/guest-$k"/bench-*.md "$out/" 2>/dev/null || true
+	cp "$out/guest-$k"/bench*.md "$out/" 2>/dev/null || true
 done
 echo
 for t in "$out"/bench-*.md; do
