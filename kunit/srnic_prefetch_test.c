@@ -82,6 +82,30 @@ static struct srnic_pool *new_pool(struct kunit *test, u32 nslots, u32 cap,
 	return pool;
 }
 
+/*
+ * The fence has cleared: both QPs run to the end of their 100 WRs, QP1
+ * issuing @burst1 per turn, QP2 5. Every WQE must come out once, in
+ * order, and the pool end empty. Frees everything.
+ */
+static void run_out_both(struct kunit *test, struct srnic_pool *pool,
+			 struct fake_qp *qp1, struct fake_qp *qp2, u32 burst1)
+{
+	while (qp1->popped < 100 || qp2->popped < 100) {
+		fetch(pool, qp1);
+		fetch(pool, qp2);
+		issue(pool, qp1, burst1);
+		issue(pool, qp2, 5);
+	}
+	KUNIT_EXPECT_FALSE(test, qp1->bad);
+	KUNIT_EXPECT_FALSE(test, qp2->bad);
+	KUNIT_EXPECT_EQ(test, qp1->popped, 100U);
+	KUNIT_EXPECT_EQ(test, qp2->popped, 100U);
+	KUNIT_EXPECT_EQ(test, srnic_pool_in_use(pool), 0U);
+	srnic_pfq_cleanup(pool, &qp1->pfq);
+	srnic_pfq_cleanup(pool, &qp2->pfq);
+	srnic_pool_cleanup(pool);
+}
+
 static void srnic_prefetch_fenced_scenario(struct kunit *test)
 {
 	struct srnic_pool *pool = new_pool(test, 100, 100, 100, 2);
@@ -127,20 +151,7 @@ static void srnic_prefetch_fenced_scenario(struct kunit *test)
 	/* The Read completes: the fence clears, QP1 resumes in order. */
 	srnic_pf_set_may_block(pool, &qp1->pfq, false);
 	srnic_pf_set_blocked(pool, &qp1->pfq, false);
-	while (qp1->popped < 100 || qp2->popped < 100) {
-		fetch(pool, qp1);
-		fetch(pool, qp2);
-		issue(pool, qp1, 7);
-		issue(pool, qp2, 5);
-	}
-	KUNIT_EXPECT_FALSE(test, qp1->bad);
-	KUNIT_EXPECT_FALSE(test, qp2->bad);
-	KUNIT_EXPECT_EQ(test, qp1->popped, 100U);
-	KUNIT_EXPECT_EQ(test, qp2->popped, 100U);
-	KUNIT_EXPECT_EQ(test, srnic_pool_in_use(pool), 0U);
-	srnic_pfq_cleanup(pool, &qp1->pfq);
-	srnic_pfq_cleanup(pool, &qp2->pfq);
-	srnic_pool_cleanup(pool);
+	run_out_both(test, pool, qp1, qp2, 7);
 }
 
 /*
@@ -187,19 +198,7 @@ static void srnic_prefetch_fence_after_fetch(struct kunit *test)
 	/* The Read completes: QP1 re-reads the given-back WQEs, in order. */
 	srnic_pf_set_may_block(pool, &qp1->pfq, false);
 	srnic_pf_set_blocked(pool, &qp1->pfq, false);
-	while (qp1->popped < 100 || qp2->popped < 100) {
-		fetch(pool, qp1);
-		fetch(pool, qp2);
-		issue(pool, qp1, 5);
-		issue(pool, qp2, 5);
-	}
-	KUNIT_EXPECT_FALSE(test, qp1->bad);
-	KUNIT_EXPECT_FALSE(test, qp2->bad);
-	KUNIT_EXPECT_EQ(test, qp1->popped, 100U);
-	KUNIT_EXPECT_EQ(test, srnic_pool_in_use(pool), 0U);
-	srnic_pfq_cleanup(pool, &qp1->pfq);
-	srnic_pfq_cleanup(pool, &qp2->pfq);
-	srnic_pool_cleanup(pool);
+	run_out_both(test, pool, qp1, qp2, 5);
 }
 
 static void srnic_prefetch_caps(struct kunit *test)

@@ -3317,22 +3317,28 @@ struct fair_qp1 {
 	double read_done;	/* when the Read completed; 0: not yet */
 };
 
-/* Take QP1's completions that are there; check their order. */
+/* One of QP1's completions: check its order, note the Read's. */
+static void fair_take_qp1(struct role *r, struct fair_qp1 *q,
+			  const struct ibv_wc *wc)
+{
+	q->done++;
+	if (wc->status != IBV_WC_SUCCESS || wc->wr_id != q->done) {
+		if (q->bad++ < 5)
+			msg(r, "QP1: CQE %u: wr_id %llu %s, want %u success",
+			    q->done, (unsigned long long)wc->wr_id,
+			    ibv_wc_status_str(wc->status), q->done);
+	}
+	if (wc->wr_id == FAIR_READ)
+		q->read_done = now_s();
+}
+
+/* Take QP1's completions that are there. */
 static void fair_poll_qp1(struct role *r, struct fair_qp1 *q)
 {
 	struct ibv_wc wc;
 
-	while (ibv_poll_cq(q->c->cq, 1, &wc) > 0) {
-		q->done++;
-		if (wc.status != IBV_WC_SUCCESS || wc.wr_id != q->done) {
-			if (q->bad++ < 5)
-				msg(r, "QP1: CQE %u: wr_id %llu %s, want %u success",
-				    q->done, (unsigned long long)wc.wr_id,
-				    ibv_wc_status_str(wc.status), q->done);
-		}
-		if (wc.wr_id == FAIR_READ)
-			q->read_done = now_s();
-	}
+	while (ibv_poll_cq(q->c->cq, 1, &wc) > 0)
+		fair_take_qp1(r, q, &wc);
 }
 
 /*
@@ -3483,15 +3489,7 @@ static int fair_client(struct role *r)
 
 		if (wait_cqe(&c1, &wc))
 			break;
-		q.done++;
-		if (wc.status != IBV_WC_SUCCESS || wc.wr_id != q.done) {
-			if (q.bad++ < 5)
-				msg(r, "QP1: completion %u is wr_id %llu status %s",
-				    q.done, (unsigned long long)wc.wr_id,
-				    ibv_wc_status_str(wc.status));
-		}
-		if (wc.wr_id == FAIR_READ)
-			q.read_done = now_s();
+		fair_take_qp1(r, &q, &wc);
 	}
 	alone2 = fair_stream(r, &c2, buf, mr->lkey, raddr + 3 * FAIR_SMALL,
 			     rkey, opt.window_ms, &q);
