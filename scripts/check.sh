@@ -54,7 +54,7 @@ stage kunit scripts/kunit.sh --timeout 1800
 # there (the sanitizers slow every packet down; everything ran above;
 # "fair", whose verdict compares throughputs in 1.5 s windows, is not
 # selected: every step here goes through the same transmit gate).
-stage selftests-debug env SRNIC_RC_GENS=300 SRNIC_RC_ROUNDS=100 SRNIC_RC_ACK_TIMEOUT=14 \
+stage selftests-debug env SRNIC_RC_GENS=300 SRNIC_RC_ROUNDS=100 \
 	SRNIC_RC_ONLY='pingpong \(4 KiB|SRQ|order|awrite|fence|solicit|overrun|retry|rnr|access|scribble' \
 	scripts/kunit.sh --selftests --timeout 4200 \
 	srnic_basic.sh srnic_bad_input.sh srnic_kqp.sh rdma_core_tests.sh \

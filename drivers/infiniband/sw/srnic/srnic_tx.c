@@ -795,8 +795,13 @@ static int srnic_req_next(struct srnic_qp *qp, struct sk_buff_head *out)
 		srnic_req_complete(qp);
 		return 0;
 	}
-	if (!timer_pending(&req->timer))
-		srnic_req_arm_timer(qp);
+	/*
+	 * The ACK timeout runs from the newest packet sent, not the oldest
+	 * unacknowledged one: a burst that takes longer to send than the
+	 * timeout (a slow CPU, a long retransmission) must not time itself
+	 * out and go back before its end has left.
+	 */
+	srnic_req_arm_timer(qp);
 	return 1;
 }
 
