@@ -25,9 +25,14 @@
 # SRNIC_BENCH_MODE=qps (make bench-qps): instead, ib_write_bw -q N for N =
 # 1, 16, 256, 1024 active QPs (4 KiB Writes, 16 in flight per QP, about
 # 80 MiB per run), srnic with two pool sizes (prefetch_slots 1024 and
-# 128) beside rdma_rxe: throughput, the prefetch stall rate (stalls per
-# WQE fetched over the run) and the pool slots in use (sampled every
-# 0.5 s while the client runs: median and max).
+# 128) beside rdma_rxe, SRNIC_BENCH_REPS runs each (SRNIC_BENCH_QPS
+# overrides the QP counts): throughput, the prefetch stall rate (stalls
+# per WQE fetched over the runs) and the pool slots in use (sampled every
+# 0.5 s while WQEs are being fetched: median and max). Deeper queues
+# (-t 128) need the iterations to be a multiple of perftest's CQ
+# moderation (-Q, default 100 there): perftest credits a QP cq_mod WQEs
+# per completion, stops polling once the credits reach the total, and a
+# QP whose credits lag then waits for ever to post its last WQEs.
 set -u
 . "$(dirname "$0")/../selftests/srnic_lib.sh"
 
@@ -133,55 +138,76 @@ if [ "${SRNIC_BENCH_MODE:-}" = qps ]; then
 		rdma statistic show link srnic0/1 |
 			awk -v n="$1" '{ for (i = 1; i < NF; i++) if ($i == n) print $(i + 1) }'
 	}
-	sampler() {	# FILE: slots in use every 0.5 s until killed
-		while :; do stat1 prefetch_slots_in_use >>"$1"; sleep 0.5; done
+	sampler() {	# FILE: "fetched in_use" every 0.5 s until killed
+		while :; do
+			echo "$(stat1 prefetch_fetched) $(stat1 prefetch_slots_in_use)" >>"$1"
+			sleep 0.5
+		done
+	}
+	med() {	# the median and the range of the numbers on stdin ("-" if none)
+		sort -g | awk '{ v[k++] = $1 } END {
+			if (!k) { print "-"; exit }
+			printf "%s (%s-%s)\n", v[int((k - 1) / 2)], v[0], v[k - 1] }'
 	}
 	{
 		echo "### make bench-qps: active QPs, srnic (two pool sizes) vs rdma_rxe, $(uname -r)"
 		echo
-		echo "QEMU TCG, $(nproc) vCPUs; ib_write_bw -q N -s 4096 -t 16, each device to itself;"
-		echo "stall rate = prefetch_stalls / prefetch_fetched over the run; slots in use"
-		echo "sampled every 0.5 s while the client ran (median / max)."
+		echo "QEMU TCG, $(nproc) vCPUs; ib_write_bw -q N -s 4096 -t 16, each device to itself,"
+		echo "$REPS runs each: median (min-max). Stall rate = prefetch_stalls /"
+		echo "prefetch_fetched over all runs. Slots in use: sampled every 0.5 s while"
+		echo "WQEs were being fetched (set-up and tear-down excluded): median / max."
 		echo
 		echo "| QPs | pool slots | srnic MiB/s | rdma_rxe MiB/s | srnic/rxe | WQEs fetched | stalls | stall rate | slots in use (median/max) |"
 		echo "|---|---|---|---|---|---|---|---|---|"
 	} >"$QTABLE"
-	declare -A RXE
-	for n in 1 16 256 1024; do
+	for n in ${SRNIC_BENCH_QPS:-1 16 256 1024}; do
 		iters=$((20480 / n))
 		[ "$iters" -ge 20 ] || iters=20
 		args=(-q "$n" -s 4096 -t 16 -n "$iters")
-		v=$(run1 - rxe0 "$GR" "$VETH_B_IP4" ib_write_bw bw "${args[@]}")
-		PORT=$((PORT + 1))
-		RXE[$n]=${v%% *}
+		declare -A BW=() F=() ST=()
 		for slots in 1024 128; do
-			echo "$slots" >"$SYSD/prefetch_slots" ||
-				echo "bench: cannot set prefetch_slots $slots"
-			f0=$(stat1 prefetch_fetched) s0=$(stat1 prefetch_stalls)
-			samples=$LOGS/slots-$n-$slots.txt
-			: >"$samples"
-			sampler "$samples" &
-			sp=$!
-			v=$(run1 "$NS_A" srnic0 "$GS" "$VETH_A_IP4" ib_write_bw bw "${args[@]}")
-			kill "$sp" 2>/dev/null
-			wait "$sp" 2>/dev/null
-			PORT=$((PORT + 1))
-			f1=$(stat1 prefetch_fetched) s1=$(stat1 prefetch_stalls)
-			bw=${v%% *}
-			echo "bench: $n QPs, $slots slots: srnic ${bw:--} rxe ${RXE[$n]:--} MiB/s, fetched $((f1 - f0)) stalls $((s1 - s0))"
-			sort -n "$samples" | awk -v n="$n" -v slots="$slots" \
-				-v bw="${bw:--}" -v rx="${RXE[$n]:--}" \
-				-v f=$((f1 - f0)) -v st=$((s1 - s0)) '
-				{ v[k++] = $1 }
-				END {
-					med = k ? v[int((k - 1) / 2)] : "-"
-					max = k ? v[k - 1] : "-"
-					r = (bw == "-" || rx == "-" || rx == 0) ? "-" : sprintf("%.2f", bw / rx)
-					sr = f ? sprintf("%.3f%%", 100 * st / f) : "-"
-					printf "| %d | %d | %s | %s | %s | %d | %d | %s | %s / %s |\n",
-						n, slots, bw, rx, r, f, st, sr, med, max
-				}' >>"$QTABLE"
+			: >"$LOGS/slots-$n-$slots.txt"
 		done
+		for ((r = 1; r <= REPS; r++)); do
+			v=$(run1 - rxe0 "$GR" "$VETH_B_IP4" ib_write_bw bw "${args[@]}")
+			PORT=$((PORT + 1))
+			BW[rxe]+="${v%% *} "
+			for slots in 1024 128; do
+				echo "$slots" >"$SYSD/prefetch_slots" ||
+					echo "bench: cannot set prefetch_slots $slots"
+				f0=$(stat1 prefetch_fetched) s0=$(stat1 prefetch_stalls)
+				sampler "$LOGS/slots-$n-$slots.txt" &
+				sp=$!
+				v=$(run1 "$NS_A" srnic0 "$GS" "$VETH_A_IP4" ib_write_bw bw "${args[@]}")
+				kill "$sp" 2>/dev/null
+				wait "$sp" 2>/dev/null
+				PORT=$((PORT + 1))
+				f1=$(stat1 prefetch_fetched) s1=$(stat1 prefetch_stalls)
+				BW[$slots]+="${v%% *} "
+				F[$slots]=$((${F[$slots]:-0} + f1 - f0))
+				ST[$slots]=$((${ST[$slots]:-0} + s1 - s0))
+				echo "bench: $n QPs, $slots slots, run $r: srnic ${v%% *} MiB/s, fetched $((f1 - f0)) stalls $((s1 - s0))"
+			done
+		done
+		rx=$(echo "${BW[rxe]}" | tr ' ' '\n' | grep . | med)
+		for slots in 1024 128; do
+			bw=$(echo "${BW[$slots]}" | tr ' ' '\n' | grep . | med)
+			# a sample counts if WQEs were fetched since the one before
+			inuse=$(awk 'NR > 1 && $1 != last { print $2 } { last = $1 }' \
+				"$LOGS/slots-$n-$slots.txt" | sort -n |
+				awk '{ v[k++] = $1 } END {
+					if (!k) print "- / -"
+					else print v[int((k - 1) / 2)] " / " v[k - 1] }')
+			awk -v n="$n" -v slots="$slots" -v bw="$bw" -v rx="$rx" \
+				-v f="${F[$slots]}" -v st="${ST[$slots]}" -v u="$inuse" 'BEGIN {
+				split(bw, b, " "); split(rx, x, " ")
+				r = (b[1] == "-" || x[1] == "-" || x[1] == 0) ? "-" : sprintf("%.2f", b[1] / x[1])
+				sr = f ? sprintf("%.3f%%", 100 * st / f) : "-"
+				printf "| %d | %d | %s | %s | %s | %d | %d | %s | %s |\n",
+					n, slots, bw, rx, r, f, st, sr, u
+			}' >>"$QTABLE"
+		done
+		unset BW F ST
 		echo 1024 >"$SYSD/prefetch_slots"
 	done
 	echo
