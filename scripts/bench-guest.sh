@@ -135,6 +135,28 @@ echo "bench: srnic0 on $VETH_A ($NS_A), rxe0 on $VETH_B (initial namespace); eac
 rm -rf "$LOGS"
 mkdir -p "$LOGS"
 
+# stat NAME DRV FIELD: "median min max" of that field over the runs
+stat() {
+	awk -F'|' -v n="$1" -v d="$2" -v f="$3" '
+		$1 == n && $2 == d { split($3, a, " "); if (a[f] != "") v[k++] = a[f] }
+		END {
+			if (!k) { print "- - -"; exit }
+			for (i = 0; i < k; i++)
+				for (j = i + 1; j < k; j++)
+					if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
+			print (v[int((k - 1) / 2)] + v[int(k / 2)]) / 2, v[0], v[k - 1]
+		}' "$RAW"
+}
+
+cell() {	# MEDIAN MIN MAX DECIMALS
+	[ "$1" = - ] && { echo "-"; return; }
+	printf "%.${4}f (%.${4}f-%.${4}f)" "$1" "$2" "$3"
+}
+
+ratio() {	# A B
+	awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b == 0) print "-"; else printf "%.2f", a / b }'
+}
+
 if [ "${SRNIC_BENCH_MODE:-}" = qps ]; then
 	QTABLE=$OUT/bench-qps-$(uname -r).md
 	SYSD=/sys/class/infiniband/srnic0
@@ -148,10 +170,13 @@ if [ "${SRNIC_BENCH_MODE:-}" = qps ]; then
 			sleep 0.5
 		done
 	}
-	med() {	# the median and the range of the numbers on stdin ("-" if none)
-		sort -g | awk '{ v[k++] = $1 } END {
-			if (!k) { print "-"; exit }
-			printf "%s (%s-%s)\n", v[int((k - 1) / 2)], v[0], v[k - 1] }'
+	record() {	# NAME DRV MIBS: one run's throughput, into $RAW
+		# perftest printed 0.00 for a few runs that completed every
+		# WQE: not a measurement, counted apart
+		case $3 in
+		0.00 | '') BAD[$2]=$((${BAD[$2]:-0} + 1)) ;;
+		*) echo "$1|$2|$3" >>"$RAW" ;;
+		esac
 	}
 	{
 		echo "### make bench-qps: active QPs, srnic (two pool sizes) vs rdma_rxe, $(uname -r)"
@@ -172,17 +197,14 @@ if [ "${SRNIC_BENCH_MODE:-}" = qps ]; then
 		depth=$((16384 / n))
 		[ "$depth" -le 128 ] || depth=128
 		args=(-q "$n" -s 4096 -t "$depth" -Q 16 -n "$iters")
-		declare -A BW=() F=() ST=() BAD=()
+		declare -A F=() ST=() BAD=()
 		for slots in 1024 128; do
 			: >"$LOGS/slots-$n-$slots.txt"
 		done
 		for ((r = 1; r <= REPS; r++)); do
 			v=$(run1 - rxe0 "$GR" "$VETH_B_IP4" ib_write_bw bw "${args[@]}")
 			PORT=$((PORT + 1))
-			case ${v%% *} in
-			0.00 | '') BAD[rxe]=$((${BAD[rxe]:-0} + 1)) ;;
-			*) BW[rxe]+="${v%% *} " ;;
-			esac
+			record "qps $n" rxe "${v%% *}"
 			for slots in 1024 128; do
 				echo "$slots" >"$SYSD/prefetch_slots" ||
 					echo "bench: cannot set prefetch_slots $slots"
@@ -194,37 +216,29 @@ if [ "${SRNIC_BENCH_MODE:-}" = qps ]; then
 				wait "$sp" 2>/dev/null
 				PORT=$((PORT + 1))
 				f1=$(stat1 prefetch_fetched) s1=$(stat1 prefetch_stalls)
-				# perftest printed 0.00 for a few runs that completed
-				# every WQE: not a measurement
-				case ${v%% *} in
-				0.00 | '') BAD[$slots]=$((${BAD[$slots]:-0} + 1)) ;;
-				*) BW[$slots]+="${v%% *} " ;;
-				esac
+				record "qps $n" "srnic-$slots" "${v%% *}"
 				F[$slots]=$((${F[$slots]:-0} + f1 - f0))
 				ST[$slots]=$((${ST[$slots]:-0} + s1 - s0))
 				echo "bench: $n QPs, $slots slots, run $r: srnic ${v%% *} MiB/s, fetched $((f1 - f0)) stalls $((s1 - s0))"
 			done
 		done
-		rx=$(echo "${BW[rxe]}" | tr ' ' '\n' | grep . | med)
+		read -r rm rl rh < <(stat "qps $n" rxe 1)
 		for slots in 1024 128; do
-			bw=$(echo "${BW[$slots]}" | tr ' ' '\n' | grep . | med)
+			read -r sm sl sh < <(stat "qps $n" "srnic-$slots" 1)
 			# a sample counts if WQEs were fetched since the one before
 			inuse=$(awk 'NR > 1 && $1 != last { print $2 } { last = $1 }' \
 				"$LOGS/slots-$n-$slots.txt" | sort -n |
 				awk '{ v[k++] = $1 } END {
 					if (!k) print "- / -"
 					else print v[int((k - 1) / 2)] " / " v[k - 1] }')
-			awk -v n="$n" -v slots="$slots" -v bw="$bw" -v rx="$rx" \
-				-v f="${F[$slots]}" -v st="${ST[$slots]}" -v u="$inuse" \
-				-v d="$depth" -v bad="${BAD[$slots]:-0}/${BAD[rxe]:-0}" 'BEGIN {
-				split(bw, b, " "); split(rx, x, " ")
-				r = (b[1] == "-" || x[1] == "-" || x[1] == 0) ? "-" : sprintf("%.2f", b[1] / x[1])
-				sr = f ? sprintf("%.3f%%", 100 * st / f) : "-"
-				printf "| %d | %d | %d | %s | %s | %s | %s | %d | %d | %s | %s |\n",
-					n, d, slots, bw, rx, r, bad, f, st, sr, u
-			}' >>"$QTABLE"
+			sr=$(awk -v f="${F[$slots]}" -v st="${ST[$slots]}" \
+				'BEGIN { if (f) printf "%.3f%%", 100 * st / f; else print "-" }')
+			echo "| $n | $depth | $slots | $(cell "$sm" "$sl" "$sh" 2) |" \
+				"$(cell "$rm" "$rl" "$rh" 2) | $(ratio "$sm" "$rm") |" \
+				"${BAD[srnic-$slots]:-0}/${BAD[rxe]:-0} | ${F[$slots]} |" \
+				"${ST[$slots]} | $sr | $inuse |" >>"$QTABLE"
 		done
-		unset BW F ST BAD
+		unset F ST BAD
 		echo 1024 >"$SYSD/prefetch_slots"
 	done
 	echo
@@ -252,28 +266,6 @@ done
 mc=$(taskset -c 0 "$SRNIC_BIN/srnic_memcpy_bw" 2 64 | awk '{ print $2 }')
 
 # --- report ------------------------------------------------------------------
-
-# stat NAME DRV FIELD: "median min max" of that field over the runs
-stat() {
-	awk -F'|' -v n="$1" -v d="$2" -v f="$3" '
-		$1 == n && $2 == d { split($3, a, " "); if (a[f] != "") v[k++] = a[f] }
-		END {
-			if (!k) { print "- - -"; exit }
-			for (i = 0; i < k; i++)
-				for (j = i + 1; j < k; j++)
-					if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
-			print (v[int((k - 1) / 2)] + v[int(k / 2)]) / 2, v[0], v[k - 1]
-		}' "$RAW"
-}
-
-cell() {	# MEDIAN MIN MAX DECIMALS
-	[ "$1" = - ] && { echo "-"; return; }
-	printf "%.${4}f (%.${4}f-%.${4}f)" "$1" "$2" "$3"
-}
-
-ratio() {	# A B
-	awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b == 0) print "-"; else printf "%.2f", a / b }'
-}
 
 cpu_per_gib() {	# NAME DRV: CPU seconds per GiB over the medians
 	local j bw

@@ -795,13 +795,6 @@ static int srnic_req_next(struct srnic_qp *qp, struct sk_buff_head *out)
 		srnic_req_complete(qp);
 		return 0;
 	}
-	/*
-	 * The ACK timeout runs from the newest packet sent, not the oldest
-	 * unacknowledged one: a burst that takes longer to send than the
-	 * timeout (a slow CPU, a long retransmission) must not time itself
-	 * out and go back before its end has left.
-	 */
-	srnic_req_arm_timer(qp);
 	return 1;
 }
 
@@ -827,7 +820,7 @@ static bool srnic_req_serve(struct srnic_qp *qp, struct srnic_gate *gate)
 	struct sk_buff_head out;
 	struct sk_buff *skb;
 	bool refetch, more;
-	u32 issued;
+	u32 issued, built = 0;
 	int n;
 
 	if (READ_ONCE(qp->dead))
@@ -849,7 +842,17 @@ static bool srnic_req_serve(struct srnic_qp *qp, struct srnic_gate *gate)
 		if (srnic_req_next(qp, &out) <= 0)
 			break;
 		srnic_gate_account(gq, &out, skb);
+		built++;
 	}
+	/*
+	 * The ACK timeout runs from the newest packet sent, not the oldest
+	 * unacknowledged one: a burst that takes longer to send than the
+	 * timeout (a slow CPU, a long retransmission) must not time itself
+	 * out and go back before its end has left. Once per round, not per
+	 * packet.
+	 */
+	if (built)
+		srnic_req_arm_timer(qp);
 	/*
 	 * Fetch more if this round took WQEs from the pool (the lookahead
 	 * moved) or found it empty; not if the QP sits at its own limit.
