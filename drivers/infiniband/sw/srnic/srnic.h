@@ -56,6 +56,9 @@ enum srnic_counter {
 	SRNIC_CNT_ACKS_SENT,
 	SRNIC_CNT_NAKS_SENT,
 	SRNIC_CNT_BAD_WQE,
+	SRNIC_CNT_QKEY_ERR,
+	SRNIC_CNT_UD_NO_RWQE,
+	SRNIC_CNT_UC_DROPPED,
 	SRNIC_NUM_COUNTERS
 };
 
@@ -276,32 +279,6 @@ static inline struct srnic_pd *to_spd(struct ib_pd *ibpd)
 {
 	return container_of(ibpd, struct srnic_pd, ibpd);
 }
-
-/**
- * struct srnic_av - a resolved RoCEv2 address vector
- * @network_type: RDMA_NETWORK_IPV4 or RDMA_NETWORK_IPV6
- * @sgid_index: index of the source GID in the port's table
- * @sgid: the source GID (IPv4-mapped or IPv6 address)
- * @dgid: the destination GID
- * @dmac: destination MAC, resolved by the core for RoCE
- * @flow_label: IPv6 flow label
- * @hop_limit: IP TTL / hop limit
- * @traffic_class: IP DSCP/ECN byte
- * @sl: service level (kept for query; RoCE carries it as priority)
- * @static_rate: kept for query
- */
-struct srnic_av {
-	u8 network_type;
-	u8 sgid_index;
-	union ib_gid sgid;
-	union ib_gid dgid;
-	u8 dmac[ETH_ALEN];
-	u32 flow_label;
-	u8 hop_limit;
-	u8 traffic_class;
-	u8 sl;
-	u8 static_rate;
-};
 
 int srnic_av_from_attr(struct srnic_dev *sdev, struct srnic_av *av,
 		       const struct rdma_ah_attr *attr);
@@ -649,6 +626,31 @@ static inline struct srnic_qp *to_sqp(struct ib_qp *ibqp)
 	return container_of(ibqp, struct srnic_qp, ibqp);
 }
 
+/* UD and GSI QPs: datagrams, each WQE with its own destination. */
+static inline bool srnic_qp_is_ud(const struct srnic_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
+}
+
+/**
+ * struct srnic_skb_cb - what a queued packet carries to srnic_xmit()
+ * @av: a UD packet's destination (else NULL: the QP's path)
+ * @sport: with @av, its UDP source port
+ *
+ * Lives in skb->cb until srnic_xmit() reads it; the IP layer owns cb
+ * from there on.
+ */
+struct srnic_skb_cb {
+	const struct srnic_av *av;
+	u16 sport;
+};
+
+static inline struct srnic_skb_cb *srnic_skb_cb(struct sk_buff *skb)
+{
+	BUILD_BUG_ON(sizeof(struct srnic_skb_cb) > sizeof(skb->cb));
+	return (struct srnic_skb_cb *)skb->cb;
+}
+
 /**
  * struct srnic_mr - a memory region
  * @ibmr: the core's MR
@@ -725,6 +727,9 @@ int srnic_create_ah(struct ib_ah *ibah, struct rdma_ah_init_attr *init_attr,
 int srnic_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr);
 int srnic_destroy_ah(struct ib_ah *ibah, u32 flags);
 void srnic_init_device_attr(struct srnic_dev *sdev, struct net_device *ndev);
+u32 srnic_port_mtu(struct srnic_dev *sdev);
+int srnic_ah_av(struct srnic_dev *sdev, struct ib_pd *pd, u32 ah_num,
+		struct srnic_av *av);
 
 /* srnic_cq.c */
 int srnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
@@ -823,6 +828,20 @@ struct srnic_swqe *srnic_req_swqe(struct srnic_qp *qp, u32 index);
 u8 *srnic_build_send(struct srnic_qp *qp, struct sk_buff_head *out,
 		     struct srnic_pkt *pkt, u32 paylen);
 
+/**
+ * struct srnic_wc_src - where a datagram came from, for its completion
+ * @qpn: the source QP (DETH)
+ * @network_type: RDMA_NETWORK_IPV4 or RDMA_NETWORK_IPV6
+ * @has_smac: @smac is known (the packet came in over Ethernet)
+ * @smac: the source MAC
+ */
+struct srnic_wc_src {
+	u32 qpn;
+	u8 network_type;
+	bool has_smac;
+	u8 smac[ETH_ALEN];
+};
+
 /* srnic_comp.c: the completer and flushing */
 void srnic_comp_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 		   const u8 *payload);
@@ -830,6 +849,9 @@ void srnic_req_complete(struct srnic_qp *qp);
 void srnic_qp_error(struct srnic_qp *qp);
 void srnic_flush_rq(struct srnic_qp *qp);
 void srnic_req_fail(struct srnic_qp *qp, u32 index, enum ib_wc_status st);
+bool srnic_post_ud_wc(struct srnic_qp *qp, u64 wr_id,
+		      enum ib_wc_status status, u32 byte_len, __be32 imm,
+		      int flags, bool solicited, const struct srnic_wc_src *src);
 bool srnic_post_wc(struct srnic_qp *qp, bool recv, u64 wr_id,
 		   enum ib_wc_status status, enum ib_wc_opcode op, u32 byte_len,
 		   __be32 imm, int flags, bool solicited);
@@ -837,6 +859,10 @@ bool srnic_post_wc(struct srnic_qp *qp, bool recv, u64 wr_id,
 /* srnic_resp.c: the responder */
 void srnic_resp_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 		   const u8 *payload);
+void srnic_resp_uc_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
+		      const u8 *payload);
+bool srnic_resp_ud_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
+		      const u8 *payload, struct sk_buff *skb);
 int srnic_resp_tx(struct srnic_qp *qp, struct sk_buff_head *out, int budget);
 void srnic_resp_init(struct srnic_qp *qp);
 void srnic_resp_reset(struct srnic_qp *qp);

@@ -8,11 +8,13 @@
  * its oldest end only. A response that arrives out of sequence is never
  * placed: it triggers go-back-N from the first missing PSN.
  */
+#include <linux/etherdevice.h>
 #include <rdma/ib_verbs.h>
 
 #include "srnic.h"
 
 /* What libibverbs reads in ibv_wc.wc_flags (enum ibv_wc_flags). */
+#define SRNIC_UWC_GRH		BIT(0)
 #define SRNIC_UWC_WITH_IMM	BIT(1)
 #define SRNIC_UWC_WITH_INV	BIT(3)
 
@@ -34,6 +36,11 @@ static enum ib_wc_opcode srnic_wc_opcode(u32 wr_opcode)
 		return IB_WC_SEND;
 	}
 }
+
+static bool __srnic_post_wc(struct srnic_qp *qp, bool recv, u64 wr_id,
+			    enum ib_wc_status status, enum ib_wc_opcode op,
+			    u32 byte_len, __be32 imm, int flags, bool solicited,
+			    const struct srnic_wc_src *src);
 
 /**
  * srnic_post_wc() - post one work completion of a QP
@@ -58,6 +65,42 @@ bool srnic_post_wc(struct srnic_qp *qp, bool recv, u64 wr_id,
 		   enum ib_wc_status status, enum ib_wc_opcode op, u32 byte_len,
 		   __be32 imm, int flags, bool solicited)
 {
+	return __srnic_post_wc(qp, recv, wr_id, status, op, byte_len, imm,
+			       flags, solicited, NULL);
+}
+
+/**
+ * srnic_post_ud_wc() - post the receive completion of a datagram
+ * @qp: the UD or GSI QP
+ * @wr_id: the receive WQE's cookie
+ * @status: IB_WC_*
+ * @byte_len: bytes placed, the 40-byte GRH area included
+ * @imm: immediate data, network order
+ * @flags: IB_WC_WITH_IMM or 0
+ * @solicited: the datagram asked for a solicited event
+ * @src: where it came from
+ *
+ * As srnic_post_wc(), plus the source QP, IB_WC_GRH (the buffer starts
+ * with the network header) and, for kernel consumers (the MAD layer
+ * builds its reply's address from them), the network header type and
+ * source MAC.
+ *
+ * Context: any; never sleeps.
+ * Return: true if posted, false if the CQ was full.
+ */
+bool srnic_post_ud_wc(struct srnic_qp *qp, u64 wr_id,
+		      enum ib_wc_status status, u32 byte_len, __be32 imm,
+		      int flags, bool solicited, const struct srnic_wc_src *src)
+{
+	return __srnic_post_wc(qp, true, wr_id, status, IB_WC_RECV, byte_len,
+			       imm, flags, solicited, src);
+}
+
+static bool __srnic_post_wc(struct srnic_qp *qp, bool recv, u64 wr_id,
+			    enum ib_wc_status status, enum ib_wc_opcode op,
+			    u32 byte_len, __be32 imm, int flags, bool solicited,
+			    const struct srnic_wc_src *src)
+{
 	struct srnic_cq *cq = to_scq(recv ? qp->ibqp.recv_cq :
 				      qp->ibqp.send_cq);
 	union srnic_cqe cqe;
@@ -80,6 +123,10 @@ bool srnic_post_wc(struct srnic_qp *qp, bool recv, u64 wr_id,
 			}
 			if (flags & IB_WC_WITH_INVALIDATE)
 				uwc->wc_flags |= SRNIC_UWC_WITH_INV;
+			if (src) {
+				uwc->src_qp = src->qpn;
+				uwc->wc_flags |= SRNIC_UWC_GRH;
+			}
 		}
 	} else {
 		struct ib_wc *wc = &cqe.ibwc;
@@ -95,6 +142,16 @@ bool srnic_post_wc(struct srnic_qp *qp, bool recv, u64 wr_id,
 			wc->wc_flags = flags;
 			if (flags & IB_WC_WITH_IMM)
 				wc->ex.imm_data = imm;
+			if (src) {
+				wc->src_qp = src->qpn;
+				wc->wc_flags |= IB_WC_GRH |
+						IB_WC_WITH_NETWORK_HDR_TYPE;
+				wc->network_hdr_type = src->network_type;
+				if (src->has_smac) {
+					ether_addr_copy(wc->smac, src->smac);
+					wc->wc_flags |= IB_WC_WITH_SMAC;
+				}
+			}
 		}
 	}
 	if (srnic_cq_post(cq, &cqe, solicited)) {

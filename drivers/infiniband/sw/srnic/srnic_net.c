@@ -88,14 +88,15 @@ struct sk_buff *srnic_skb_alloc(u32 len)
 	return skb;
 }
 
-static struct dst_entry *srnic_route4(struct srnic_qp *qp,
+/* The route to @daddr; @cache (NULL: none) remembers it for the QP. */
+static struct dst_entry *srnic_route4(struct dst_cache *cache,
 				      struct srnic_dev *sdev, __be32 saddr,
 				      __be32 daddr)
 {
 	struct flowi4 fl4 = {};
 	struct rtable *rt;
 
-	rt = dst_cache_get_ip4(&qp->dst_cache, &saddr);
+	rt = cache ? dst_cache_get_ip4(cache, &saddr) : NULL;
 	if (rt)
 		return &rt->dst;
 	fl4.flowi4_oif = sdev->ifindex;
@@ -105,11 +106,12 @@ static struct dst_entry *srnic_route4(struct srnic_qp *qp,
 	rt = ip_route_output_key(sdev->net, &fl4);
 	if (IS_ERR(rt))
 		return NULL;
-	dst_cache_set_ip4(&qp->dst_cache, &rt->dst, fl4.saddr);
+	if (cache)
+		dst_cache_set_ip4(cache, &rt->dst, fl4.saddr);
 	return &rt->dst;
 }
 
-static struct dst_entry *srnic_route6(struct srnic_qp *qp,
+static struct dst_entry *srnic_route6(struct dst_cache *cache,
 				      struct srnic_dev *sdev,
 				      const struct in6_addr *saddr,
 				      const struct in6_addr *daddr)
@@ -119,7 +121,7 @@ static struct dst_entry *srnic_route6(struct srnic_qp *qp,
 
 	if (!IS_ENABLED(CONFIG_IPV6) || !sdev->sn->sock6)
 		return NULL;
-	dst = dst_cache_get(&qp->dst_cache);
+	dst = cache ? dst_cache_get(cache) : NULL;
 	if (dst)
 		return dst;
 	fl6.flowi6_oif = sdev->ifindex;
@@ -134,13 +136,15 @@ static struct dst_entry *srnic_route6(struct srnic_qp *qp,
 		dst_release(dst);
 		return NULL;
 	}
-	dst_cache_set_ip6(&qp->dst_cache, dst, &fl6.saddr);
+	if (cache)
+		dst_cache_set_ip6(cache, dst, &fl6.saddr);
 	return dst;
 }
 
 /**
  * srnic_xmit() - send one transport packet of a QP
- * @qp: the QP; its address vector says where
+ * @qp: the QP; its address vector says where, unless the packet's
+ *	struct srnic_skb_cb names one (a UD datagram)
  * @skb: the packet from the BTH on, ICRC room included; consumed
  *
  * Adds UDP (source port: the QP's flow entropy) and IPv4 or IPv6
@@ -155,7 +159,11 @@ static struct dst_entry *srnic_route6(struct srnic_qp *qp,
 int srnic_xmit(struct srnic_qp *qp, struct sk_buff *skb)
 {
 	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
-	const struct srnic_av *av = &qp->av;
+	const struct srnic_skb_cb *cb = srnic_skb_cb(skb);
+	const struct srnic_av *av = cb->av ?: &qp->av;
+	/* Datagrams go to many places: no per-QP route cache for them. */
+	struct dst_cache *cache = cb->av ? NULL : &qp->dst_cache;
+	u16 sport = cb->av ? cb->sport : qp->req.sport;
 	bool v4 = av->network_type == RDMA_NETWORK_IPV4;
 	struct dst_entry *dst;
 	struct udphdr *uh;
@@ -166,9 +174,9 @@ int srnic_xmit(struct srnic_qp *qp, struct sk_buff *skb)
 
 		memcpy(&saddr, &av->sgid.raw[12], sizeof(saddr));
 		memcpy(&daddr, &av->dgid.raw[12], sizeof(daddr));
-		dst = srnic_route4(qp, sdev, saddr, daddr);
+		dst = srnic_route4(cache, sdev, saddr, daddr);
 	} else {
-		dst = srnic_route6(qp, sdev, (const void *)av->sgid.raw,
+		dst = srnic_route6(cache, sdev, (const void *)av->sgid.raw,
 				   (const void *)av->dgid.raw);
 	}
 	if (!dst) {
@@ -180,7 +188,7 @@ int srnic_xmit(struct srnic_qp *qp, struct sk_buff *skb)
 	__skb_push(skb, sizeof(*uh));
 	skb_reset_transport_header(skb);
 	uh = udp_hdr(skb);
-	uh->source = htons(qp->req.sport);
+	uh->source = htons(sport);
 	uh->dest = htons(SRNIC_ROCE_UDP_PORT);
 	uh->len = htons(skb->len);
 	uh->check = 0;

@@ -15,6 +15,7 @@
  * bounds for the whole RETH range, the receive WQE's buffers.
  */
 #include <linux/delay.h>
+#include <linux/etherdevice.h>
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/workqueue.h>
@@ -32,6 +33,9 @@ enum srnic_resp_verdict {
 	SRNIC_RESP_OK,
 	SRNIC_RESP_RNR,
 	SRNIC_RESP_INVALID,	/* NAK invalid request, QP to error */
+	SRNIC_RESP_LENGTH,	/* as INVALID; the receive WQE completed with
+				 * IB_WC_LOC_LEN_ERR already
+				 */
 	SRNIC_RESP_ACCESS,	/* NAK remote access error, QP to error */
 	SRNIC_RESP_OP_ERR,	/* NAK remote operational error, QP to error */
 	SRNIC_RESP_DROP,	/* silently dropped (resources), no state change */
@@ -225,7 +229,7 @@ static enum srnic_resp_verdict srnic_resp_send(struct srnic_qp *qp,
 		srnic_post_wc(qp, true, resp->rwqe.wr_id, IB_WC_LOC_LEN_ERR,
 			      IB_WC_RECV, resp->roff, 0, 0, false);
 		resp->have_rwqe = false;
-		return SRNIC_RESP_INVALID;
+		return SRNIC_RESP_LENGTH;
 	}
 	err = srnic_sge_copy(sdev, qp->ibqp.pd, resp->rwqe.sge,
 			     resp->rwqe.num_sge, resp->roff, (void *)payload,
@@ -710,6 +714,7 @@ void srnic_resp_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 			       pkt->psn);
 		break;
 	case SRNIC_RESP_INVALID:
+	case SRNIC_RESP_LENGTH:
 		srnic_resp_ack(qp, &out, SRNIC_AETH_NAK | SRNIC_NAK_INVALID_REQ,
 			       pkt->psn);
 		ev = IB_EVENT_QP_REQ_ERR;
@@ -744,6 +749,156 @@ out:
 		if (qp->ibqp.event_handler)
 			qp->ibqp.event_handler(&e, qp->ibqp.qp_context);
 	}
+}
+
+/* UC: give up the message in progress (its receive WQE is kept). */
+static void srnic_resp_uc_abort(struct srnic_qp *qp)
+{
+	struct srnic_resp *resp = &qp->resp;
+
+	if (!resp->in_op)
+		return;
+	srnic_counter_inc(to_sdev(qp->ibqp.device), SRNIC_CNT_UC_DROPPED);
+	if (resp->wmr)
+		srnic_mr_put(resp->wmr);
+	resp->wmr = NULL;
+	resp->in_op = 0;
+}
+
+/**
+ * srnic_resp_uc_rx() - a UC request packet
+ * @qp: the UC QP, in RTR or RTS
+ * @pkt: the packet, from the QP's peer
+ * @payload: its payload
+ *
+ * UC has no acknowledgements and no retransmission (IBA 9.7.5.1.x): a
+ * missing packet loses the message it belonged to. The responder drops
+ * packets until one starts a message; a Send that lost packets leaves its
+ * receive WQE for the next Send. A message the responder cannot execute
+ * (a bad R_Key, no receive WQE for a Send) is dropped silently; only
+ * local errors complete a receive WQE in error, and they fail the QP.
+ *
+ * Context: softirq.
+ */
+void srnic_resp_uc_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
+		      const u8 *payload)
+{
+	struct srnic_resp *resp = &qp->resp;
+	u16 flags = pkt->info->flags;
+	enum srnic_resp_verdict v;
+	bool fail = false;
+
+	if (READ_ONCE(qp->req.flushing))
+		return;
+	spin_lock_bh(&resp->lock);
+	if (pkt->psn != resp->epsn) {
+		srnic_counter_inc(to_sdev(qp->ibqp.device),
+				  SRNIC_CNT_OOS_REQ);
+		srnic_resp_uc_abort(qp);
+	}
+	resp->epsn = srnic_psn_add(pkt->psn, 1);
+	/* A new message cuts off the one in progress. */
+	if (flags & SRNIC_OPF_FIRST)
+		srnic_resp_uc_abort(qp);
+	else if (!(flags & resp->in_op))
+		goto out;	/* the rest of a message already lost */
+
+	if (flags & SRNIC_OPF_SEND)
+		v = srnic_resp_send(qp, pkt, payload);
+	else
+		v = srnic_resp_write(qp, pkt, payload);
+	switch (v) {
+	case SRNIC_RESP_OK:
+	case SRNIC_RESP_DROP:
+		break;
+	case SRNIC_RESP_LENGTH:
+	case SRNIC_RESP_OP_ERR:
+		fail = true;
+		break;
+	default:
+		/* No receive WQE, an access or length violation. */
+		resp->in_op = flags & (SRNIC_OPF_SEND | SRNIC_OPF_WRITE);
+		srnic_resp_uc_abort(qp);
+		break;
+	}
+out:
+	spin_unlock_bh(&resp->lock);
+	if (fail)
+		srnic_qp_error(qp);
+}
+
+/**
+ * srnic_resp_ud_rx() - a datagram for a UD or GSI QP
+ * @qp: the QP, in RTR or RTS; its Q_Key checked
+ * @pkt: the packet
+ * @payload: its payload
+ * @skb: the packet's buffer, network header set
+ *
+ * The receive buffer gets the 40-byte network header area first (IBA
+ * 11.4.1.2; for IPv4, 20 zero bytes and the IPv4 header, as the core's
+ * ib_get_gids_from_rdma_hdr() reads it), then the payload. A datagram
+ * with no receive WQE posted is dropped (UD has no RNR); one too long for
+ * its WQE completes it with IB_WC_LOC_LEN_ERR and fails the QP.
+ *
+ * Context: softirq.
+ * Return: false if the datagram was dropped (the caller counts it).
+ */
+bool srnic_resp_ud_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
+		      const u8 *payload, struct sk_buff *skb)
+{
+	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
+	const u8 *l3 = skb_network_header(skb);
+	struct srnic_wc_src src = { .qpn = pkt->src_qpn };
+	enum ib_wc_status status = IB_WC_SUCCESS;
+	u32 len = sizeof(union rdma_network_hdr) + pkt->paylen;
+	struct srnic_rwqe *rw = &qp->resp.rwqe;
+	union rdma_network_hdr grh;
+	int err, flags = 0;
+	bool posted;
+
+	if (READ_ONCE(qp->req.flushing))
+		return false;
+	memset(&grh, 0, sizeof(grh));
+	if ((l3[0] >> 4) == 4) {
+		memcpy(&grh.roce4grh, l3, sizeof(grh.roce4grh));
+		src.network_type = RDMA_NETWORK_IPV4;
+	} else {
+		memcpy(&grh.ibgrh, l3, sizeof(grh.ibgrh));
+		src.network_type = RDMA_NETWORK_IPV6;
+	}
+	if (skb_mac_header_was_set(skb) &&
+	    skb_mac_header_len(skb) >= ETH_HLEN) {
+		ether_addr_copy(src.smac, eth_hdr(skb)->h_source);
+		src.has_smac = true;
+	}
+	if (pkt->info->flags & SRNIC_OPF_IMM)
+		flags |= IB_WC_WITH_IMM;
+
+	spin_lock_bh(&qp->resp.lock);
+	err = srnic_rwqe_take(qp, rw);
+	if (err == -EAGAIN) {
+		spin_unlock_bh(&qp->resp.lock);
+		srnic_counter_inc(sdev, SRNIC_CNT_UD_NO_RWQE);
+		return false;
+	}
+	if (err)
+		status = IB_WC_LOC_QP_OP_ERR;
+	else if (len > rw->length)
+		status = IB_WC_LOC_LEN_ERR;
+	else if (srnic_sge_copy(sdev, qp->ibqp.pd, rw->sge, rw->num_sge, 0,
+				&grh, sizeof(grh), true) ||
+		 srnic_sge_copy(sdev, qp->ibqp.pd, rw->sge, rw->num_sge,
+				sizeof(grh), (void *)payload, pkt->paylen,
+				true))
+		status = IB_WC_LOC_PROT_ERR;
+	posted = srnic_post_ud_wc(qp, rw->wr_id, status, status ? 0 : len,
+				  pkt->imm, flags, pkt->se, &src);
+	spin_unlock_bh(&qp->resp.lock);
+	if (status)
+		srnic_qp_error(qp);
+	else if (posted)
+		srnic_counter_inc(sdev, SRNIC_CNT_RDMA_RECVS);
+	return true;
 }
 
 /**

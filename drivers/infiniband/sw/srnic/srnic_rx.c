@@ -4,18 +4,21 @@
  * this order, before anything looks at its payload:
  *
  *   UDP length within the buffer -> headers parse (opcode known, lengths
- *   and pad consistent) -> ICRC -> RC transport -> destination QP exists,
- *   is RC and is in a state that receives -> P_Key -> source address is
- *   the QP's peer
+ *   and pad consistent) -> ICRC -> destination QP exists, is of the
+ *   packet's transport (RC, UC, or UD/GSI) and is in a state that
+ *   receives -> P_Key -> RC/UC: the source address is the QP's peer;
+ *   UD: the Q_Key is the QP's (the GSI QP's is the well-known one)
  *
- * then requests go to the responder (srnic_resp.c) and responses to the
- * completer (srnic_comp.c), which check PSNs, opcode sequences, keys and
- * bounds. A packet that fails is dropped and counted.
+ * then RC requests go to the responder (srnic_resp.c) and responses to
+ * the completer (srnic_comp.c), which check PSNs, opcode sequences, keys
+ * and bounds; UC and UD packets to their own receive paths. A packet
+ * that fails is dropped and counted.
  */
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/udp.h>
 #include <net/ipv6.h>
+#include <rdma/ib_mad.h>
 
 #include "srnic.h"
 
@@ -36,6 +39,22 @@ static bool srnic_rx_from_peer(struct srnic_qp *qp, const u8 *l3)
 	return !memcmp(&src, &qp->av.dgid, sizeof(src));
 }
 
+/* A packet of @transport may be for a QP of this type. */
+static bool srnic_rx_transport_ok(const struct srnic_qp *qp, u8 transport)
+{
+	switch (qp->ibqp.qp_type) {
+	case IB_QPT_RC:
+		return transport == SRNIC_TRANSPORT_RC;
+	case IB_QPT_UC:
+		return transport == SRNIC_TRANSPORT_UC;
+	case IB_QPT_UD:
+	case IB_QPT_GSI:
+		return transport == SRNIC_TRANSPORT_UD;
+	default:
+		return false;
+	}
+}
+
 /**
  * srnic_rx() - receive one RoCEv2 packet
  * @sdev: the device it arrived on
@@ -53,6 +72,7 @@ void srnic_rx(struct srnic_dev *sdev, struct sk_buff *skb)
 	struct srnic_pkt pkt;
 	struct srnic_qp *qp;
 	u32 ulen, len;
+	u8 transport;
 
 	srnic_counter_inc(sdev, SRNIC_CNT_RCVD_PKTS);
 	ulen = ntohs(uh->len);
@@ -68,20 +88,38 @@ void srnic_rx(struct srnic_dev *sdev, struct sk_buff *skb)
 		srnic_counter_inc(sdev, SRNIC_CNT_ICRC_ERR);
 		goto drop;
 	}
-	if ((pkt.opcode & SRNIC_TRANSPORT_MASK) != SRNIC_TRANSPORT_RC)
-		goto drop;	/* UC/UD/CNP: not in this driver version */
+	transport = pkt.opcode & SRNIC_TRANSPORT_MASK;
+	if (transport != SRNIC_TRANSPORT_RC && transport != SRNIC_TRANSPORT_UC &&
+	    transport != SRNIC_TRANSPORT_UD)
+		goto drop;	/* CNP, RD, XRC: not implemented */
 
 	qp = xa_load(&sdev->qp_xa, pkt.qpn);
-	if (!qp || qp->ibqp.qp_type != IB_QPT_RC || READ_ONCE(qp->dead)) {
+	if (!qp || !srnic_rx_transport_ok(qp, transport) ||
+	    READ_ONCE(qp->dead)) {
 		srnic_counter_inc(sdev, SRNIC_CNT_NO_QP);
 		goto drop;
 	}
 	state = READ_ONCE(qp->state);
-	if (state < IB_QPS_RTR || state == IB_QPS_ERR || !qp->av_valid ||
-	    (pkt.pkey & 0x7fff) != 0x7fff || !srnic_rx_from_peer(qp, l3))
+	if (state < IB_QPS_RTR || state == IB_QPS_ERR ||
+	    (pkt.pkey & 0x7fff) != 0x7fff)
 		goto drop;
 
-	if (pkt.info->flags & SRNIC_OPF_REQ)
+	if (transport == SRNIC_TRANSPORT_UD) {
+		/* The GSI QP's Q_Key is fixed (IBA 13.5.3.3). */
+		if (pkt.qkey != (pkt.qpn == 1 ? IB_QP1_QKEY : qp->qkey)) {
+			srnic_counter_inc(sdev, SRNIC_CNT_QKEY_ERR);
+			goto drop;
+		}
+		if (!srnic_resp_ud_rx(qp, &pkt, bth + pkt.hdr_len, skb))
+			goto drop;
+		consume_skb(skb);
+		return;
+	}
+	if (!qp->av_valid || !srnic_rx_from_peer(qp, l3))
+		goto drop;
+	if (transport == SRNIC_TRANSPORT_UC)
+		srnic_resp_uc_rx(qp, &pkt, bth + pkt.hdr_len);
+	else if (pkt.info->flags & SRNIC_OPF_REQ)
 		srnic_resp_rx(qp, &pkt, bth + pkt.hdr_len);
 	else
 		srnic_comp_rx(qp, &pkt, bth + pkt.hdr_len);

@@ -229,6 +229,13 @@ static int srnic_pf_fetch_one(void *ctx, u32 index, void *slot)
 	err = srnic_wqe_from_user(&qp->req.lim, qp->req.fetch_buf, w);
 	if (err)
 		return err;
+	/* UD: where to, copied now: the AH may go once the WQE is posted. */
+	if (srnic_qp_is_ud(qp)) {
+		err = srnic_ah_av(to_sdev(qp->ibqp.device), qp->ibqp.pd,
+				  w->ah_num, &w->av);
+		if (err)
+			return err;
+	}
 	return (w->send_flags & IB_SEND_FENCE) ? 1 : 0;
 }
 
@@ -491,6 +498,20 @@ static int srnic_req_check_sges(struct srnic_qp *qp,
 	return 0;
 }
 
+/*
+ * The completion status of a WQE that cannot be executed as issued:
+ * local buffers it may not use, a UD message longer than one packet.
+ */
+static enum ib_wc_status srnic_req_check(struct srnic_qp *qp,
+					 const struct srnic_send_wqe *w)
+{
+	if (srnic_qp_is_ud(qp) && w->length > qp->mtu)
+		return IB_WC_LOC_LEN_ERR;
+	if (srnic_req_check_sges(qp, w))
+		return IB_WC_LOC_PROT_ERR;
+	return IB_WC_SUCCESS;
+}
+
 static u32 srnic_wqe_npkts(struct srnic_qp *qp, const struct srnic_send_wqe *w)
 {
 	if (w->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
@@ -562,9 +583,9 @@ static int srnic_req_issue(struct srnic_qp *qp)
 	s->read_off = 0;
 	s->state = SRNIC_SWQE_ISSUED;
 	s->status = IB_WC_SUCCESS;
-	if (srnic_req_check_sges(qp, &s->wqe)) {
+	s->status = srnic_req_check(qp, &s->wqe);
+	if (s->status) {
 		s->state = SRNIC_SWQE_DONE;
-		s->status = IB_WC_LOC_PROT_ERR;
 		s->npkts = 0;
 		req->issue++;
 		req->cur = req->issue;
@@ -632,7 +653,7 @@ u8 *srnic_build_send(struct srnic_qp *qp, struct sk_buff_head *out,
 	return data;
 }
 
-static u8 srnic_req_opcode(u32 wr_op, bool first, bool last)
+static u8 srnic_req_rc_opcode(u32 wr_op, bool first, bool last)
 {
 	switch (wr_op) {
 	case IB_WR_SEND:
@@ -670,6 +691,24 @@ static u8 srnic_req_opcode(u32 wr_op, bool first, bool last)
 	}
 }
 
+/* The BTH opcode of a request packet: the QP's transport, the WQE's op. */
+static u8 srnic_req_opcode(struct srnic_qp *qp, u32 wr_op, bool first,
+			   bool last)
+{
+	switch (qp->ibqp.qp_type) {
+	case IB_QPT_UC:
+		return SRNIC_TRANSPORT_UC |
+		       srnic_req_rc_opcode(wr_op, first, last);
+	case IB_QPT_UD:
+	case IB_QPT_GSI:
+		return SRNIC_TRANSPORT_UD |
+		       (wr_op == IB_WR_SEND_WITH_IMM ? SRNIC_OP_SEND_ONLY_IMM :
+						       SRNIC_OP_SEND_ONLY);
+	default:
+		return srnic_req_rc_opcode(wr_op, first, last);
+	}
+}
+
 /* Build the packet at the transmit position. Returns 0 or -errno. */
 static int srnic_req_build(struct srnic_qp *qp, struct srnic_swqe *s,
 			   struct sk_buff_head *out)
@@ -684,10 +723,17 @@ static int srnic_req_build(struct srnic_qp *qp, struct srnic_swqe *s,
 	u8 *data;
 	int err;
 
-	pkt.opcode = srnic_req_opcode(w->opcode, first, last);
+	pkt.opcode = srnic_req_opcode(qp, w->opcode, first, last);
 	pkt.qpn = qp->dest_qpn;
 	pkt.pkey = 0xffff;
 	pkt.psn = req->psn;
+	if (srnic_qp_is_ud(qp)) {
+		/* A Q_Key with the high bit set means "use the QP's own". */
+		pkt.qpn = w->remote_qpn;
+		pkt.qkey = (w->remote_qkey & BIT(31)) ? qp->qkey :
+							w->remote_qkey;
+		pkt.src_qpn = qp->ibqp.qp_num;
+	}
 
 	switch (w->opcode) {
 	case IB_WR_RDMA_READ:
@@ -714,7 +760,8 @@ static int srnic_req_build(struct srnic_qp *qp, struct srnic_swqe *s,
 		pkt.imm = w->imm;
 		pkt.inv_rkey = w->inv_rkey;
 		pkt.se = last && (w->send_flags & IB_SEND_SOLICITED);
-		pkt.ack_req = srnic_ack_req_needed(k, last, 32);
+		pkt.ack_req = qp->ibqp.qp_type == IB_QPT_RC &&
+			      srnic_ack_req_needed(k, last, 32);
 		break;
 	}
 
@@ -734,6 +781,14 @@ static int srnic_req_build(struct srnic_qp *qp, struct srnic_swqe *s,
 				return err;
 			}
 		}
+	}
+	if (srnic_qp_is_ud(qp)) {
+		struct srnic_skb_cb *cb = srnic_skb_cb(skb);
+
+		/* The window entry outlives the packet's transmission. */
+		cb->av = &w->av;
+		cb->sport = rdma_get_udp_sport(w->av.flow_label,
+					       qp->ibqp.qp_num, w->remote_qpn);
 	}
 	__skb_queue_tail(out, skb);
 
@@ -766,6 +821,7 @@ static int srnic_req_next(struct srnic_qp *qp, struct sk_buff_head *out)
 	struct srnic_req *req = &qp->req;
 	enum ib_qp_state state = READ_ONCE(qp->state);
 	struct srnic_swqe *s;
+	u32 idx;
 	int err;
 
 	if (state != IB_QPS_RTS && state != IB_QPS_SQD)
@@ -784,7 +840,8 @@ static int srnic_req_next(struct srnic_qp *qp, struct sk_buff_head *out)
 			return 0;
 		}
 	}
-	s = srnic_req_swqe(qp, req->cur);
+	idx = req->cur;
+	s = srnic_req_swqe(qp, idx);
 	err = srnic_req_build(qp, s, out);
 	if (err == -ENOMEM)
 		return 0;
@@ -794,6 +851,17 @@ static int srnic_req_next(struct srnic_qp *qp, struct sk_buff_head *out)
 		s->status = IB_WC_LOC_PROT_ERR;
 		srnic_req_complete(qp);
 		return 0;
+	}
+	if (qp->ibqp.qp_type != IB_QPT_RC) {
+		/*
+		 * UC and UD: nothing is acknowledged. A WQE is done once its
+		 * last packet is built (its data copied into the packets).
+		 */
+		req->una = req->psn;
+		if (req->cur != idx) {
+			s->state = SRNIC_SWQE_DONE;
+			srnic_req_complete(qp);
+		}
 	}
 	return 1;
 }
@@ -851,7 +919,7 @@ static bool srnic_req_serve(struct srnic_qp *qp, struct srnic_gate *gate)
 	 * out and go back before its end has left. Once per round, not per
 	 * packet.
 	 */
-	if (built)
+	if (built && qp->ibqp.qp_type == IB_QPT_RC)
 		srnic_req_arm_timer(qp);
 	/*
 	 * Fetch more if this round took WQEs from the pool (the lookahead
@@ -1047,6 +1115,9 @@ void srnic_req_start(struct srnic_qp *qp)
 	req->gq.prio = qp->av.sl;
 	req->sport = rdma_get_udp_sport(qp->av.flow_label, qp->ibqp.qp_num,
 					qp->dest_qpn);
+	/* UD messages are one packet of at most the port's MTU. */
+	if (srnic_qp_is_ud(qp))
+		qp->mtu = srnic_port_mtu(to_sdev(qp->ibqp.device));
 	spin_unlock_bh(&req->lock);
 	dst_cache_reset(&qp->dst_cache);
 }
@@ -1146,6 +1217,11 @@ static int srnic_post_one(struct srnic_qp *qp, const struct ib_send_wr *wr)
 		}
 		u->dma.num_sge = wr->num_sge;
 	}
+	if (srnic_qp_is_ud(qp)) {
+		u->wr.wr.ud.remote_qpn = ud_wr(wr)->remote_qpn;
+		u->wr.wr.ud.remote_qkey = ud_wr(wr)->remote_qkey;
+		u->wr.wr.ud.ah_num = to_sah(ud_wr(wr)->ah)->ah_num;
+	}
 	u->dma.length = len;
 	u->dma.resid = len;
 	srnic_queue_advance_producer(&sq->queue);
@@ -1176,7 +1252,7 @@ void srnic_req_doorbell(struct srnic_qp *qp)
  *
  * Context: any; never sleeps.
  * Return: 0, -EINVAL (QP not ready to send, bad request), -ENOMEM (ring
- * full), -EOPNOTSUPP (QP type without a data path in this version).
+ * full), -EOPNOTSUPP (an operation kernel users cannot post).
  */
 int srnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr)
@@ -1189,10 +1265,6 @@ int srnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 	if (unlikely(state < IB_QPS_RTS)) {
 		*bad_wr = wr;
 		return -EINVAL;
-	}
-	if (unlikely(ibqp->qp_type != IB_QPT_RC)) {
-		*bad_wr = wr;
-		return -EOPNOTSUPP;
 	}
 	if (!qp->is_user) {
 		spin_lock_irqsave(&qp->sq.lock, flags);

@@ -119,6 +119,28 @@ int srnic_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
 }
 
 /**
+ * srnic_port_mtu() - the port's active MTU in bytes
+ * @sdev: the device
+ *
+ * What fits in one packet on the netdev: a UD message's limit.
+ *
+ * Context: any.
+ * Return: 256..4096.
+ */
+u32 srnic_port_mtu(struct srnic_dev *sdev)
+{
+	unsigned int mtu = ETH_DATA_LEN;
+	struct net_device *ndev;
+
+	ndev = srnic_ndev_get(sdev);
+	if (ndev) {
+		mtu = READ_ONCE(ndev->mtu);
+		dev_put(ndev);
+	}
+	return ib_mtu_enum_to_int(srnic_active_mtu(mtu));
+}
+
+/**
  * srnic_query_port() - report the port, which follows the netdev
  * @ibdev: the device
  * @port: 1
@@ -446,4 +468,31 @@ int srnic_destroy_ah(struct ib_ah *ibah, u32 flags)
 	xa_unlock_irqrestore(&sdev->ah_xa, irqflags);
 	srnic_obj_put(&sdev->n_ah);
 	return 0;
+}
+
+/**
+ * srnic_ah_av() - the address vector of an AH, by the number in a UD WQE
+ * @sdev: the device
+ * @pd: the posting QP's PD: the AH must belong to it
+ * @ah_num: the number
+ * @av: filled in with a copy
+ *
+ * Context: any; never sleeps.
+ * Return: 0, or -EINVAL if no such AH exists in @pd.
+ */
+int srnic_ah_av(struct srnic_dev *sdev, struct ib_pd *pd, u32 ah_num,
+		struct srnic_av *av)
+{
+	struct srnic_ah *ah;
+	unsigned long flags;
+	int err = -EINVAL;
+
+	xa_lock_irqsave(&sdev->ah_xa, flags);
+	ah = xa_load(&sdev->ah_xa, ah_num);
+	if (ah && ah->ibah.pd == pd) {
+		*av = ah->av;
+		err = 0;
+	}
+	xa_unlock_irqrestore(&sdev->ah_xa, flags);
+	return err;
 }

@@ -12,6 +12,7 @@
 #define SRNIC_WQE_H
 
 #include <linux/types.h>
+#include <linux/if_ether.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_user_rxe.h>
 
@@ -31,6 +32,32 @@ struct srnic_wqe_limits {
 };
 
 /**
+ * struct srnic_av - a resolved RoCEv2 address vector
+ * @network_type: RDMA_NETWORK_IPV4 or RDMA_NETWORK_IPV6
+ * @sgid_index: index of the source GID in the port's table
+ * @sgid: the source GID (IPv4-mapped or IPv6 address)
+ * @dgid: the destination GID
+ * @dmac: destination MAC, resolved by the core for RoCE
+ * @flow_label: IPv6 flow label
+ * @hop_limit: IP TTL / hop limit
+ * @traffic_class: IP DSCP/ECN byte
+ * @sl: service level (kept for query; RoCE carries it as priority)
+ * @static_rate: kept for query
+ */
+struct srnic_av {
+	u8 network_type;
+	u8 sgid_index;
+	union ib_gid sgid;
+	union ib_gid dgid;
+	u8 dmac[ETH_ALEN];
+	u32 flow_label;
+	u8 hop_limit;
+	u8 traffic_class;
+	u8 sl;
+	u8 static_rate;
+};
+
+/**
  * struct srnic_send_wqe - a validated send work request
  * @wr_id: the consumer's cookie
  * @opcode: IB_WR_*
@@ -44,6 +71,8 @@ struct srnic_wqe_limits {
  * @ah_num: UD address handle number
  * @remote_qpn: UD destination QP
  * @remote_qkey: UD destination Q_Key
+ * @av: UD: the address handle's address vector, copied at prefetch (the
+ *	handle may be destroyed once the WQE is posted)
  * @length: message bytes, recomputed from the SGEs (or the inline size)
  * @num_sge: entries in @sge (0 for inline data)
  * @sge: the local buffers; for inline data, @inline_data instead
@@ -62,6 +91,7 @@ struct srnic_send_wqe {
 	u32 ah_num;
 	u32 remote_qpn;
 	u32 remote_qkey;
+	struct srnic_av av;
 	u32 length;
 	u32 num_sge;
 	union {
