@@ -543,6 +543,8 @@ struct srnic_atomic_res {
  * @rwqe: that WQE
  * @roff: bytes of the current Send placed so far
  * @nak_sent: a PSN sequence NAK went out; stay quiet until @epsn arrives
+ * @uc_lost: UC: the message being received lost packets; the rest of it
+ *	is dropped until a packet starts a message (counted once)
  * @ac: ACK coalescing
  * @reads: Read requests being answered, oldest first
  * @nreads: entries in @reads (bounded by max_dest_rd_atomic)
@@ -561,6 +563,7 @@ struct srnic_resp {
 	struct srnic_rwqe rwqe;
 	u32 roff;
 	bool nak_sent;
+	bool uc_lost;
 	struct srnic_ack_coalesce ac;
 	struct list_head reads;
 	u32 nreads;

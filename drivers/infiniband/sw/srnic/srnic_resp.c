@@ -751,6 +751,15 @@ out:
 	}
 }
 
+/* UC: the message being received is lost; count it once. */
+static void srnic_resp_uc_lost(struct srnic_qp *qp)
+{
+	if (qp->resp.uc_lost)
+		return;
+	qp->resp.uc_lost = true;
+	srnic_counter_inc(to_sdev(qp->ibqp.device), SRNIC_CNT_UC_DROPPED);
+}
+
 /* UC: give up the message in progress (its receive WQE is kept). */
 static void srnic_resp_uc_abort(struct srnic_qp *qp)
 {
@@ -758,7 +767,7 @@ static void srnic_resp_uc_abort(struct srnic_qp *qp)
 
 	if (!resp->in_op)
 		return;
-	srnic_counter_inc(to_sdev(qp->ibqp.device), SRNIC_CNT_UC_DROPPED);
+	srnic_resp_uc_lost(qp);
 	if (resp->wmr)
 		srnic_mr_put(resp->wmr);
 	resp->wmr = NULL;
@@ -798,10 +807,13 @@ void srnic_resp_uc_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 	}
 	resp->epsn = srnic_psn_add(pkt->psn, 1);
 	/* A new message cuts off the one in progress. */
-	if (flags & SRNIC_OPF_FIRST)
+	if (flags & SRNIC_OPF_FIRST) {
 		srnic_resp_uc_abort(qp);
-	else if (!(flags & resp->in_op))
-		goto out;	/* the rest of a message already lost */
+		resp->uc_lost = false;
+	} else if (!(flags & resp->in_op)) {
+		srnic_resp_uc_lost(qp);	/* the rest of a lost message */
+		goto out;
+	}
 
 	if (flags & SRNIC_OPF_SEND)
 		v = srnic_resp_send(qp, pkt, payload);

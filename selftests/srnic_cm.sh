@@ -1,0 +1,183 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The unreliable transports and the connection manager: UD, UC, the GSI
+# QP under the kernel's MAD layer, and rdma_cm on top of it, with stock
+# programs only (rdmacm-utils, ibverbs-utils, perftest) plus
+# srnic_dgram_test for what they cannot show.
+#
+# Topology: srnic0 (NS_A) <-veth-> srnic1 (NS_B); rxe0 (initial
+# namespace, the only one where rdma_rxe carries traffic) <-veth-> srnic2
+# (NS_B).
+#
+#  - srnic <-> srnic: ibv_ud_pingpong, ibv_uc_pingpong, rping -V (data
+#    verified) over IPv4 and IPv6, ucmatose and udaddy with 4 connections,
+#    ib_write_bw -R (perftest connecting through rdma_cm)
+#  - srnic_dgram_test ud: GRH area, Q_Key mismatch (dropped, counted),
+#    the Q_Key high bit, immediate and inline data, zero length, no
+#    receive WQE, receive buffer too small, over the MTU, an AH of another
+#    PD
+#  - srnic_dgram_test uc: multi-packet Sends and Writes with Immediate,
+#    all delivered on a clean link; on a lossy one (netem) messages with a
+#    PSN gap are dropped, none delivered damaged
+#  - rdma_rxe <-> srnic, each side the server in turn: rping -V, ucmatose,
+#    udaddy, ibv_ud_pingpong, ibv_uc_pingpong
+#
+# Environment: SRNIC_CM_PINGS (rping iterations, 1000).
+. "$(dirname "$0")/srnic_lib.sh"
+
+PINGS=${SRNIC_CM_PINGS:-1000}
+DGRAM=$SRNIC_BIN/srnic_dgram_test
+
+srnic_require
+require_cmd rping ucmatose udaddy ibv_ud_pingpong ibv_uc_pingpong \
+	ib_write_bw timeout tc
+[ -x "$DGRAM" ] || ktap_skip_rest "no $DGRAM (run make selftests-build)"
+ktap_print_header
+ktap_set_plan 31
+dmesg_mark
+
+srnic_load || srnic_bail "no module"
+defer srnic_unload
+srnic_two_hosts || srnic_bail "veth"
+A4=$VETH_A_IP4 B4=$VETH_B_IP4 B6=$VETH_B_IP6 VA=$VETH_A
+add_srnic01() {
+	srnic_link_add "$NS_A" srnic0 "$VETH_A" &&
+		srnic_link_add "$NS_B" srnic1 "$VETH_B"
+}
+ktap_test_result "rdma link add srnic0 ($NS_A), srnic1 ($NS_B)" add_srnic01 ||
+	srnic_bail "no srnic devices"
+GA=$(srnic_gid_wait srnic0 "$A4") || srnic_bail "no srnic0 GID"
+GB=$(srnic_gid_wait srnic1 "$B4") || srnic_bail "no srnic1 GID"
+srnic_gid_wait srnic1 "$B6" >/dev/null || srnic_bail "no srnic1 IPv6 GID"
+
+have_rxe=0
+if modprobe rdma_rxe 2>/dev/null; then
+	setup_veth_pair - "$NS_B" 2 || srnic_bail "veth"
+	R4=$VETH_A_IP4 S4=$VETH_B_IP4
+	add_rxe_srnic2() {
+		rdma link add rxe0 type rxe netdev "$VETH_A" &&
+			srnic_link_add "$NS_B" srnic2 "$VETH_B"
+	}
+	ktap_test_result "rdma link add rxe0 (initial namespace), srnic2 ($NS_B)" \
+		add_rxe_srnic2 && have_rxe=1
+	GR=$(srnic_gid_wait rxe0 "$R4") || have_rxe=0
+	GS=$(srnic_gid_wait srnic2 "$S4") || have_rxe=0
+else
+	ktap_test_skip "rdma link add rxe0, srnic2" "no rdma_rxe module"
+fi
+
+PORT=18900
+# pair DESC SRV_NS CLI_NS SRV_CMD... -- CLI_CMD...: the server in the
+# background, then the client; passes if both exit 0. "-": the initial
+# namespace.
+pair() {
+	local desc=$1 sns=$2 cns=$3 srv=() sx=() cx=() spid src=0 crc=0
+	local so=$SRNIC_TMP/srv.$PORT co=$SRNIC_TMP/cli.$PORT
+	shift 3
+	while [ "$1" != -- ]; do srv+=("$1"); shift; done
+	shift
+	[ "$sns" = - ] || sx=(ip netns exec "$sns")
+	[ "$cns" = - ] || cx=(ip netns exec "$cns")
+	"${sx[@]}" timeout 120 "${srv[@]}" >"$so" 2>&1 &
+	spid=$!
+	sleep 1
+	"${cx[@]}" timeout 120 "$@" >"$co" 2>&1 || crc=$?
+	wait "$spid" || src=$?
+	PORT=$((PORT + 1))
+	if [ $crc -eq 0 ] && [ $src -eq 0 ]; then
+		tail -n 1 "$co" | sed 's/^/# /'
+		ktap_test_pass "$desc"
+	else
+		ktap_print_msg "client exit $crc, server exit $src"
+		tail -n 4 "$co" | sed 's/^/# client: /'
+		tail -n 4 "$so" | sed 's/^/# server: /'
+		ktap_test_fail "$desc"
+	fi
+}
+
+# rping -V checks every byte of every ping; -C counts them. (udaddy's -p
+# is a port space, not a port: it always uses its own.)
+pair "srnic <-> srnic: ibv_ud_pingpong (UD, 200 iterations)" "$NS_B" "$NS_A" \
+	ibv_ud_pingpong -d srnic1 -g "$GB" -n 200 -p $PORT -- \
+	ibv_ud_pingpong -d srnic0 -g "$GA" -n 200 -p $PORT "$B4"
+pair "srnic <-> srnic: ibv_uc_pingpong (UC, 4 KiB, 200 iterations)" "$NS_B" "$NS_A" \
+	ibv_uc_pingpong -d srnic1 -g "$GB" -n 200 -s 4096 -p $PORT -- \
+	ibv_uc_pingpong -d srnic0 -g "$GA" -n 200 -s 4096 -p $PORT "$B4"
+pair "srnic <-> srnic: rping -V -C $PINGS (rdma_cm, IPv4)" "$NS_B" "$NS_A" \
+	rping -s -V -a "$B4" -p $PORT -C "$PINGS" -- \
+	rping -c -V -a "$B4" -p $PORT -C "$PINGS"
+pair "srnic <-> srnic: rping -V -C 100 (rdma_cm, IPv6)" "$NS_B" "$NS_A" \
+	rping -s -V -a "$B6" -p $PORT -C 100 -- \
+	rping -c -V -a "$B6" -p $PORT -C 100
+pair "srnic <-> srnic: ucmatose, 4 connections x 50 messages" "$NS_B" "$NS_A" \
+	ucmatose -b "$B4" -p $PORT -c 4 -C 50 -- \
+	ucmatose -s "$B4" -p $PORT -c 4 -C 50
+pair "srnic <-> srnic: udaddy, 4 UD endpoints x 50 messages (SIDR)" "$NS_B" "$NS_A" \
+	udaddy -b "$B4" -c 4 -C 50 -- \
+	udaddy -s "$B4" -c 4 -C 50
+pair "srnic <-> srnic: ib_write_bw -R (perftest through rdma_cm)" "$NS_B" "$NS_A" \
+	ib_write_bw -R -d srnic1 -x "$GB" -n 500 -p $PORT -- \
+	ib_write_bw -R -d srnic0 -x "$GA" -n 500 -p $PORT "$B4"
+
+# dgram MODE ARGS...: srnic_dgram_test's TAP lines as diagnostics, one
+# result per TAP line it printed.
+dgram() {
+	local out rc=0 line
+	out=$("$DGRAM" "$@" 2>&1) || rc=$?
+	while IFS= read -r line; do
+		case $line in
+		"ok "*) ktap_test_pass "${line#ok * }" ;;
+		"not ok "*) ktap_test_fail "${line#not ok * }" ;;
+		*) printf '# %s\n' "$line" ;;
+		esac
+	done <<<"$out"
+	[ $rc -eq 0 ] || ktap_print_msg "srnic_dgram_test $1 exited $rc"
+}
+
+dgram ud srnic0 srnic1
+dgram uc srnic0 srnic1 300 8192 all
+modprobe sch_netem 2>/dev/null
+if ip netns exec "$NS_A" tc qdisc add dev "$VA" root netem loss 3%; then
+	dgram uc srnic0 srnic1 300 8192 loss
+	ip netns exec "$NS_A" tc qdisc del dev "$VA" root
+else
+	ktap_test_skip "UC over a lossy link (intact)" "no netem"
+	ktap_test_skip "UC over a lossy link (dropped)" "no netem"
+fi
+
+if [ $have_rxe -eq 1 ]; then
+	pair "rdma_rxe -> srnic: rping -V -C 200" "$NS_B" - \
+		rping -s -V -a "$S4" -p $PORT -C 200 -- \
+		rping -c -V -a "$S4" -p $PORT -C 200
+	pair "srnic -> rdma_rxe: rping -V -C 200" - "$NS_B" \
+		rping -s -V -a "$R4" -p $PORT -C 200 -- \
+		rping -c -V -a "$R4" -p $PORT -C 200
+	pair "rdma_rxe -> srnic: ucmatose, 2 connections" "$NS_B" - \
+		ucmatose -b "$S4" -p $PORT -c 2 -C 20 -- \
+		ucmatose -s "$S4" -p $PORT -c 2 -C 20
+	pair "srnic -> rdma_rxe: ucmatose, 2 connections" - "$NS_B" \
+		ucmatose -b "$R4" -p $PORT -c 2 -C 20 -- \
+		ucmatose -s "$R4" -p $PORT -c 2 -C 20
+	pair "rdma_rxe <-> srnic: udaddy, 2 UD endpoints each way" "$NS_B" - \
+		udaddy -b "$S4" -c 2 -C 20 -- \
+		udaddy -s "$S4" -c 2 -C 20
+	pair "rdma_rxe <-> srnic: ibv_ud_pingpong" "$NS_B" - \
+		ibv_ud_pingpong -d srnic2 -g "$GS" -n 100 -p $PORT -- \
+		ibv_ud_pingpong -d rxe0 -g "$GR" -n 100 -p $PORT "$S4"
+	pair "rdma_rxe <-> srnic: ibv_uc_pingpong (4 KiB)" - "$NS_B" \
+		ibv_uc_pingpong -d rxe0 -g "$GR" -n 100 -s 4096 -p $PORT -- \
+		ibv_uc_pingpong -d srnic2 -g "$GS" -n 100 -s 4096 -p $PORT "$R4"
+	rdma link delete rxe0
+	rmmod rdma_rxe 2>/dev/null
+else
+	for t in "rping -V" "rping -V" ucmatose ucmatose udaddy ud_pingpong \
+		 uc_pingpong; do
+		ktap_test_skip "rdma_rxe <-> srnic: $t" "no rdma_rxe module"
+	done
+fi
+
+splats=$(dmesg_splats)
+[ -z "$splats" ] && ktap_test_pass "kernel log clean" ||
+	{ ktap_print_msg "$splats"; ktap_test_fail "kernel log clean"; }
+ktap_finished
