@@ -40,7 +40,7 @@
 
 #define QKEY		0x11111111u
 #define GRH_LEN		40
-#define BUF_SIZE	(1 << 20)
+#define BUF_SIZE	(1024 * 1024)
 
 static int tap_n, tap_failed;
 
@@ -73,7 +73,7 @@ struct end {
 	struct ibv_pd *pd;
 	struct ibv_cq *scq, *rcq;
 	struct ibv_mr *mr;
-	uint8_t *buf;
+	__u8 *buf;
 	struct ibv_qp *qp;
 	enum ibv_mtu mtu;
 };
@@ -121,7 +121,7 @@ static void end_open(struct end *e, const char *name)
 		die("ibv_reg_mr");
 }
 
-static uint64_t hw_counter(const struct end *e, const char *name)
+static __u64 hw_counter(const struct end *e, const char *name)
 {
 	char path[256];
 	unsigned long long v = 0;
@@ -163,7 +163,7 @@ static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc, int ms)
 }
 
 static struct ibv_qp *qp_create(struct end *e, enum ibv_qp_type type,
-				uint32_t depth)
+				__u32 depth)
 {
 	struct ibv_qp_init_attr ia = {
 		.send_cq = e->scq, .recv_cq = e->rcq, .qp_type = type,
@@ -178,7 +178,7 @@ static struct ibv_qp *qp_create(struct end *e, enum ibv_qp_type type,
 	return qp;
 }
 
-static void ud_ready(struct ibv_qp *qp, uint32_t qkey)
+static void ud_ready(struct ibv_qp *qp, __u32 qkey)
 {
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
 				 .qkey = qkey };
@@ -207,8 +207,8 @@ static struct ibv_ah *ah_to(struct ibv_pd *pd, const struct end *from,
 	return ibv_create_ah(pd, &aa);
 }
 
-static void post_recv(struct end *e, struct ibv_qp *qp, uint64_t id,
-		      uint32_t off, uint32_t len)
+static void post_recv(struct end *e, struct ibv_qp *qp, __u64 id,
+		      __u32 off, __u32 len)
 {
 	struct ibv_sge sge = { .addr = (uintptr_t)e->buf + off, .length = len,
 			       .lkey = e->mr->lkey };
@@ -220,8 +220,8 @@ static void post_recv(struct end *e, struct ibv_qp *qp, uint64_t id,
 }
 
 static int ud_send(struct end *e, struct ibv_qp *qp, struct ibv_ah *ah,
-		   uint32_t rqpn, uint32_t qkey, uint32_t off, uint32_t len,
-		   int flags, uint32_t imm)
+		   __u32 rqpn, __u32 qkey, __u32 off, __u32 len,
+		   int flags, __u32 imm)
 {
 	struct ibv_sge sge = { .addr = (uintptr_t)e->buf + off, .length = len,
 			       .lkey = e->mr->lkey };
@@ -237,28 +237,28 @@ static int ud_send(struct end *e, struct ibv_qp *qp, struct ibv_ah *ah,
 	return ibv_post_send(qp, &wr, &bad);
 }
 
-static void fill(uint8_t *p, uint32_t len, uint32_t seed)
+static void fill(__u8 *p, __u32 len, __u32 seed)
 {
-	uint32_t i;
+	__u32 i;
 
 	for (i = 0; i < len; i++)
-		p[i] = (uint8_t)(seed * 131 + i * 7 + (i >> 8));
+		p[i] = (__u8)(seed * 131 + i * 7 + (i >> 8));
 }
 
-static int check(const uint8_t *p, uint32_t len, uint32_t seed)
+static int check(const __u8 *p, __u32 len, __u32 seed)
 {
-	uint32_t i;
+	__u32 i;
 
 	for (i = 0; i < len; i++)
-		if (p[i] != (uint8_t)(seed * 131 + i * 7 + (i >> 8)))
+		if (p[i] != (__u8)(seed * 131 + i * 7 + (i >> 8)))
 			return 0;
 	return 1;
 }
 
 /* Send one datagram A -> B; the send completion's status, or -1. */
 static int ud_one(struct end *a, struct ibv_qp *qa, struct ibv_ah *ah,
-		  struct end *b, uint32_t qkey, uint32_t len, int flags,
-		  uint32_t imm)
+		  struct end *b, __u32 qkey, __u32 len, int flags,
+		  __u32 imm)
 {
 	struct ibv_wc wc;
 
@@ -272,12 +272,12 @@ static int ud_one(struct end *a, struct ibv_qp *qa, struct ibv_ah *ah,
 
 static void test_ud(struct end *a, struct end *b)
 {
-	uint32_t mtu = 128u << a->mtu, len = 200;
+	__u32 mtu = 128u << a->mtu, len = 200;
 	struct ibv_qp *qa = qp_create(a, IBV_QPT_UD, 64);
 	struct ibv_ah *ah = ah_to(a->pd, a, b);
 	struct ibv_pd *pd2 = ibv_alloc_pd(a->ctx);
 	struct ibv_ah *ah2 = pd2 ? ah_to(pd2, a, b) : NULL;
-	uint64_t before;
+	__u64 before;
 	struct ibv_wc wc;
 	struct in_addr sa;
 	int st, got, ok;
@@ -300,7 +300,7 @@ static void test_ud(struct end *a, struct end *b)
 	     (b->buf[20] >> 4) == 4 && b->buf[20 + 9] == 17 &&
 	     !memcmp(&sa, &a->gid.raw[12], 4) &&
 	     check(b->buf + GRH_LEN, len, len);
-	tap(ok, "UD: %u bytes arrive after a 40-byte GRH area (IPv4 header of %s at byte 20), byte_len %u, src_qp %u, IBV_WC_GRH",
+	tap(ok, "UD: %u B after the GRH area (IPv4 hdr of %s), len %u, src_qp %u, WC_GRH",
 	    len, inet_ntoa(sa), got ? wc.byte_len : 0, got ? wc.src_qp : 0);
 
 	/* A Q_Key mismatch is dropped and counted; the WQE stays posted. */
@@ -393,7 +393,7 @@ static void test_ud(struct end *a, struct end *b)
 }
 
 static void uc_connect(struct ibv_qp *qp, const struct end *self,
-		       const struct end *peer, uint32_t dqpn)
+		       const struct end *peer, __u32 dqpn)
 {
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
 				 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
@@ -423,7 +423,7 @@ static void uc_connect(struct ibv_qp *qp, const struct end *self,
 
 /* What the UC receiver saw. */
 struct uc_stats {
-	uint32_t delivered, damaged, disorder, errors, last;
+	__u32 delivered, damaged, disorder, errors, last;
 	int first;
 };
 
@@ -431,11 +431,11 @@ struct uc_stats {
  * A receive completion at B: the message's sequence number is its
  * immediate (Writes) or its first 4 bytes (Sends, in the WQE's buffer).
  */
-static void uc_recv(struct end *b, struct ibv_wc *wc, uint32_t size,
-		    uint32_t slots, struct uc_stats *st)
+static void uc_recv(struct end *b, struct ibv_wc *wc, __u32 size,
+		    __u32 slots, struct uc_stats *st)
 {
 	int is_write = wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM;
-	uint32_t s, boff;
+	__u32 s, boff;
 
 	if (wc->status != IBV_WC_SUCCESS) {
 		st->errors++;
@@ -463,17 +463,17 @@ static void uc_recv(struct end *b, struct ibv_wc *wc, uint32_t size,
  * Immediate into slot (seq % 64) of B's buffer, the immediate their seq.
  * Every message delivered consumes one receive WQE: B posts MSGS.
  */
-static void test_uc(struct end *a, struct end *b, uint32_t msgs,
-		    uint32_t size, int expect_all)
+static void test_uc(struct end *a, struct end *b, __u32 msgs,
+		    __u32 size, int expect_all)
 {
-	uint64_t before = hw_counter(b, "uc_msgs_dropped");
+	__u64 before = hw_counter(b, "uc_msgs_dropped");
 	struct uc_stats st = { .first = 1 };
-	uint32_t slots = 64, seq, done = 0, i;
+	__u32 slots = 64, seq, done = 0, i;
 	struct ibv_qp *qa;
 	long long quiet;
 	struct ibv_wc wc;
 
-	if ((uint64_t)size * slots * 2 > BUF_SIZE || size < 8 || msgs > 1000) {
+	if ((__u64)size * slots * 2 > BUF_SIZE || size < 8 || msgs > 1000) {
 		errno = EINVAL;
 		die("MSGS over 1000 or SIZE out of range");
 	}
@@ -486,7 +486,7 @@ static void test_uc(struct end *a, struct end *b, uint32_t msgs,
 		post_recv(b, b->qp, i, (slots + i % slots) * size, size);
 
 	for (seq = 0; seq < msgs; seq++) {
-		uint32_t off = (seq % slots) * size;
+		__u32 off = (seq % slots) * size;
 		struct ibv_sge sge = { .addr = (uintptr_t)a->buf + off,
 				       .length = size, .lkey = a->mr->lkey };
 		struct ibv_send_wr wr = {
@@ -535,7 +535,7 @@ static void test_uc(struct end *a, struct end *b, uint32_t msgs,
 		quiet = now_ms() + 500;
 		uc_recv(b, &wc, size, slots, &st);
 	}
-	printf("# UC: %u messages of %u bytes sent, %u delivered, %u damaged, %u out of order, %u error completions, uc_msgs_dropped +%llu\n",
+	printf("# UC: %u x %u B sent, %u delivered, %u damaged, %u late, %u errors, lost +%llu\n",
 	       msgs, size, st.delivered, st.damaged, st.disorder, st.errors,
 	       (unsigned long long)(hw_counter(b, "uc_msgs_dropped") - before));
 	tap(!st.damaged && !st.disorder && !st.errors && st.delivered,
