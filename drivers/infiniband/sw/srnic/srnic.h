@@ -104,7 +104,8 @@ struct srnic_txgate {
  * @n_*: object counts, each bounded by the matching attribute
  * @qp_xa: QP number to QP
  * @ah_xa: AH number (what librxe puts in UD WQEs) to AH
- * @mr_xa: memory key index to MR
+ * @mr_xa: memory key index to MR, or to a memory window (a tagged entry:
+ *	srnic_mw.c)
  * @srq_xa: SRQ number to SRQ
  * @mr_keygen: per key index, the low byte of its last key: each reuse
  *	of an index gets the next byte, so a stale key misses
@@ -136,6 +137,7 @@ struct srnic_dev {
 	atomic_t n_qp;
 	atomic_t n_srq;
 	atomic_t n_mr;
+	atomic_t n_mw;
 
 	struct xarray qp_xa;
 	u32 qpn_next;
@@ -667,6 +669,7 @@ static inline struct srnic_skb_cb *srnic_skb_cb(struct sk_buff *skb)
  * @npages: entries in @pages
  * @page_off: offset of the MR's first byte in @pages[0]
  * @ref: users: the registration, plus every lookup in flight
+ * @n_mw: memory windows bound to it (it cannot be deregistered then)
  * @done: completed when the last user is gone (deregistration waits)
  * @rcu: frees the MR after lookups that may still see it are over
  */
@@ -682,9 +685,39 @@ struct srnic_mr {
 	u32 npages;
 	u32 page_off;
 	refcount_t ref;
+	atomic_t n_mw;
 	struct completion done;
 	struct rcu_head rcu;
 };
+
+/**
+ * struct srnic_mw - a memory window
+ * @ibmw: the core's window (type, PD, current rkey)
+ * @lock: guards the binding below and @ibmw.rkey; any context
+ * @index: key index in srnic_dev::mr_xa
+ * @valid: bound: remote requests with @ibmw.rkey may use it
+ * @mr: the MR it is bound to (counted in its n_mw)
+ * @addr: first address it grants
+ * @length: bytes it grants
+ * @access: IB_ACCESS_REMOTE_* it grants
+ * @qpn: type 2: the QP it was bound through, the only one it serves
+ */
+struct srnic_mw {
+	struct ib_mw ibmw;
+	spinlock_t lock;	/* see above */
+	u32 index;
+	bool valid;
+	struct srnic_mr *mr;
+	u64 addr;
+	u64 length;
+	int access;
+	u32 qpn;
+};
+
+static inline struct srnic_mw *to_smw(struct ib_mw *ibmw)
+{
+	return container_of(ibmw, struct srnic_mw, ibmw);
+}
 
 /* Which key of an MR a request names. */
 enum srnic_key_type {
@@ -773,6 +806,9 @@ int srnic_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 struct ib_mr *srnic_get_dma_mr(struct ib_pd *ibpd, int access);
 struct ib_mr *srnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata);
+struct ib_mr *srnic_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				  u64 length, u64 iova, int access,
+				  struct ib_pd *ibpd, struct ib_udata *udata);
 int srnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
 struct srnic_mr *srnic_mr_alloc(struct srnic_dev *sdev, struct ib_pd *pd,
 				int access);
@@ -782,6 +818,17 @@ struct srnic_mr *srnic_mr_get(struct srnic_dev *sdev, u32 key,
 			      enum srnic_key_type type);
 void srnic_mr_put(struct srnic_mr *mr);
 bool srnic_mr_range_ok(u64 start, u64 length, u64 addr, u64 len);
+bool srnic_mr_bind_window(struct srnic_dev *sdev, struct srnic_mr *mr);
+
+/* srnic_mw.c */
+int srnic_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
+int srnic_dealloc_mw(struct ib_mw *ibmw);
+struct srnic_mr *srnic_mr_entry(void *entry);
+enum ib_wc_status srnic_mw_bind(struct srnic_qp *qp,
+				const struct srnic_send_wqe *w);
+int srnic_invalidate(struct srnic_qp *qp, u32 rkey, bool remote);
+int srnic_rkey_get(struct srnic_qp *qp, u32 rkey, u64 va, u64 len,
+		   int access, struct srnic_mr **mrp);
 int srnic_mr_check(const struct srnic_mr *mr, const struct ib_pd *pd,
 		   u64 addr, u64 len, int access);
 

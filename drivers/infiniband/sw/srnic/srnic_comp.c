@@ -32,6 +32,10 @@ static enum ib_wc_opcode srnic_wc_opcode(u32 wr_opcode)
 		return IB_WC_FETCH_ADD;
 	case SRNIC_WR_ATOMIC_WRITE:
 		return (enum ib_wc_opcode)SRNIC_WC_ATOMIC_WRITE;
+	case IB_WR_BIND_MW:
+		return IB_WC_BIND_MW;
+	case IB_WR_LOCAL_INV:
+		return IB_WC_LOCAL_INV;
 	default:
 		return IB_WC_SEND;
 	}
@@ -50,7 +54,8 @@ static bool __srnic_post_wc(struct srnic_qp *qp, bool recv, u64 wr_id,
  * @status: IB_WC_*
  * @op: IB_WC_* opcode
  * @byte_len: bytes (received, or the requested length)
- * @imm: immediate data, network order
+ * @imm: immediate data, network order; with IB_WC_WITH_INVALIDATE the
+ *	invalidated key (host order)
  * @flags: IB_WC_WITH_IMM / IB_WC_WITH_INVALIDATE (kernel values)
  * @solicited: the message asked for a solicited event
  *
@@ -121,8 +126,10 @@ static bool __srnic_post_wc(struct srnic_qp *qp, bool recv, u64 wr_id,
 				uwc->ex.imm_data = imm;
 				uwc->wc_flags |= SRNIC_UWC_WITH_IMM;
 			}
-			if (flags & IB_WC_WITH_INVALIDATE)
+			if (flags & IB_WC_WITH_INVALIDATE) {
+				uwc->ex.invalidate_rkey = (__force u32)imm;
 				uwc->wc_flags |= SRNIC_UWC_WITH_INV;
+			}
 			if (src) {
 				uwc->src_qp = src->qpn;
 				uwc->wc_flags |= SRNIC_UWC_GRH;
@@ -142,6 +149,8 @@ static bool __srnic_post_wc(struct srnic_qp *qp, bool recv, u64 wr_id,
 			wc->wc_flags = flags;
 			if (flags & IB_WC_WITH_IMM)
 				wc->ex.imm_data = imm;
+			if (flags & IB_WC_WITH_INVALIDATE)
+				wc->ex.invalidate_rkey = (__force u32)imm;
 			if (src) {
 				wc->src_qp = src->qpn;
 				wc->wc_flags |= IB_WC_GRH |

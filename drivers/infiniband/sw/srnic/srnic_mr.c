@@ -18,7 +18,8 @@
 
 /* Rights srnic implements; optional flags (relaxed ordering) are ignored. */
 #define SRNIC_MR_ACCESS_FLAGS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
-			       IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
+			       IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
+			       IB_ACCESS_MW_BIND)
 
 /**
  * srnic_mr_alloc() - allocate an MR and reserve its key
@@ -90,6 +91,8 @@ void srnic_mr_publish(struct srnic_dev *sdev, struct srnic_mr *mr)
 }
 EXPORT_SYMBOL_IF_KUNIT(srnic_mr_publish);
 
+static void srnic_mr_finish(struct srnic_dev *sdev, struct srnic_mr *mr);
+
 /**
  * srnic_mr_destroy() - unlink an MR, wait for its users, free it
  * @sdev: the device
@@ -100,6 +103,13 @@ EXPORT_SYMBOL_IF_KUNIT(srnic_mr_publish);
 void srnic_mr_destroy(struct srnic_dev *sdev, struct srnic_mr *mr)
 {
 	xa_erase_irq(&sdev->mr_xa, mr->index);
+	srnic_mr_finish(sdev, mr);
+}
+EXPORT_SYMBOL_IF_KUNIT(srnic_mr_destroy);
+
+/* Wait for the users of an unlinked MR, then free it. */
+static void srnic_mr_finish(struct srnic_dev *sdev, struct srnic_mr *mr)
+{
 	srnic_mr_put(mr);
 	wait_for_completion(&mr->done);
 	kvfree(mr->pages);
@@ -107,7 +117,31 @@ void srnic_mr_destroy(struct srnic_dev *sdev, struct srnic_mr *mr)
 	srnic_obj_put(&sdev->n_mr);
 	kfree_rcu(mr, rcu);
 }
-EXPORT_SYMBOL_IF_KUNIT(srnic_mr_destroy);
+
+/**
+ * srnic_mr_bind_window() - count a window bound to an MR
+ * @sdev: the device
+ * @mr: the MR, held
+ *
+ * Serialised with deregistration by the key table's lock: either the
+ * window is counted and deregistration refuses, or the MR is already
+ * unlinked and the bind fails.
+ *
+ * Context: any; never sleeps.
+ * Return: true if counted.
+ */
+bool srnic_mr_bind_window(struct srnic_dev *sdev, struct srnic_mr *mr)
+{
+	unsigned long flags;
+	bool ok;
+
+	xa_lock_irqsave(&sdev->mr_xa, flags);
+	ok = srnic_mr_entry(xa_load(&sdev->mr_xa, mr->index)) == mr;
+	if (ok)
+		atomic_inc(&mr->n_mw);
+	xa_unlock_irqrestore(&sdev->mr_xa, flags);
+	return ok;
+}
 
 /**
  * srnic_mr_get() - find an MR by key and hold it
@@ -124,7 +158,7 @@ struct srnic_mr *srnic_mr_get(struct srnic_dev *sdev, u32 key,
 	struct srnic_mr *mr;
 
 	rcu_read_lock();
-	mr = xa_load(&sdev->mr_xa, key >> 8);
+	mr = srnic_mr_entry(xa_load(&sdev->mr_xa, key >> 8));
 	if (mr && (type == SRNIC_LKEY ? mr->ibmr.lkey : mr->ibmr.rkey) != key)
 		mr = NULL;
 	if (mr && !refcount_inc_not_zero(&mr->ref))
@@ -275,15 +309,67 @@ struct ib_mr *srnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 }
 
 /**
+ * srnic_rereg_user_mr() - change an MR's translation, PD or rights
+ * @ibmr: the MR
+ * @flags: IB_MR_REREG_TRANS, IB_MR_REREG_PD, IB_MR_REREG_ACCESS
+ * @start: with TRANS, the new user address
+ * @length: with TRANS, the new length
+ * @iova: with TRANS, the new I/O virtual address
+ * @access: with ACCESS, the new rights (checked by the core)
+ * @ibpd: the PD the MR is to have (the old one without IB_MR_REREG_PD)
+ * @udata: unused
+ *
+ * Always a new registration with what changed and what did not, which
+ * the core puts in the old one's place before deregistering it: the MR
+ * gets new keys (IBA 11.2.8.x allows it), and a request in flight with
+ * the old keys either completes against the old MR or misses.
+ *
+ * Context: process context.
+ * Return: the new MR, or an ERR_PTR: -EINVAL for an MR without user
+ * memory, else as srnic_reg_user_mr(); the old MR is then unchanged.
+ */
+struct ib_mr *srnic_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
+				  u64 length, u64 iova, int access,
+				  struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct srnic_mr *old = to_smr(ibmr);
+
+	if (!old->umem)
+		return ERR_PTR(-EINVAL);
+	if (!(flags & IB_MR_REREG_TRANS)) {
+		start = old->umem->address;
+		length = old->length;
+		iova = old->iova;
+	}
+	if (!(flags & IB_MR_REREG_ACCESS))
+		access = old->access;
+	if (!(flags & IB_MR_REREG_PD))
+		ibpd = old->pd;
+	return srnic_reg_user_mr(ibpd, start, length, iova, access, udata);
+}
+
+/**
  * srnic_dereg_mr() - deregister an MR
  * @ibmr: the MR
  * @udata: unused
  *
  * Context: process context.
- * Return: 0.
+ * Return: 0, or -EBUSY while memory windows are bound to it (IBA
+ * 10.6.7.2.6); it stays registered then.
  */
 int srnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
-	srnic_mr_destroy(to_sdev(ibmr->device), to_smr(ibmr));
+	struct srnic_dev *sdev = to_sdev(ibmr->device);
+	struct srnic_mr *mr = to_smr(ibmr);
+
+	xa_lock_irq(&sdev->mr_xa);
+	if (atomic_read(&mr->n_mw)) {
+		xa_unlock_irq(&sdev->mr_xa);
+		srnic_dbg(sdev, "MR %#x has bound memory windows\n", ibmr->lkey);
+		return -EBUSY;
+	}
+	__xa_erase(&sdev->mr_xa, mr->index);
+	xa_unlock_irq(&sdev->mr_xa);
+	srnic_mr_finish(sdev, mr);
 	return 0;
 }

@@ -33,8 +33,8 @@ enum srnic_resp_verdict {
 	SRNIC_RESP_OK,
 	SRNIC_RESP_RNR,
 	SRNIC_RESP_INVALID,	/* NAK invalid request, QP to error */
-	SRNIC_RESP_LENGTH,	/* as INVALID; the receive WQE completed with
-				 * IB_WC_LOC_LEN_ERR already
+	SRNIC_RESP_INVALID_WC,	/* as INVALID; the receive WQE completed in
+				 * error already
 				 */
 	SRNIC_RESP_ACCESS,	/* NAK remote access error, QP to error */
 	SRNIC_RESP_OP_ERR,	/* NAK remote operational error, QP to error */
@@ -229,7 +229,7 @@ static enum srnic_resp_verdict srnic_resp_send(struct srnic_qp *qp,
 		srnic_post_wc(qp, true, resp->rwqe.wr_id, IB_WC_LOC_LEN_ERR,
 			      IB_WC_RECV, resp->roff, 0, 0, false);
 		resp->have_rwqe = false;
-		return SRNIC_RESP_LENGTH;
+		return SRNIC_RESP_INVALID_WC;
 	}
 	err = srnic_sge_copy(sdev, qp->ibqp.pd, resp->rwqe.sge,
 			     resp->rwqe.num_sge, resp->roff, (void *)payload,
@@ -247,8 +247,18 @@ static enum srnic_resp_verdict srnic_resp_send(struct srnic_qp *qp,
 	}
 	if (pkt->info->flags & SRNIC_OPF_IMM)
 		flags |= IB_WC_WITH_IMM;
-	if (pkt->info->flags & SRNIC_OPF_INV)
+	if (pkt->info->flags & SRNIC_OPF_INV) {
+		/* Send with Invalidate: the key dies before the completion. */
+		if (srnic_invalidate(qp, pkt->inv_rkey, true)) {
+			srnic_post_wc(qp, true, resp->rwqe.wr_id,
+				      IB_WC_REM_INV_REQ_ERR, IB_WC_RECV,
+				      resp->roff, 0, 0, false);
+			resp->have_rwqe = false;
+			return SRNIC_RESP_INVALID_WC;
+		}
 		flags |= IB_WC_WITH_INVALIDATE;
+		pkt->imm = (__force __be32)pkt->inv_rkey;
+	}
 	posted = srnic_post_wc(qp, true, resp->rwqe.wr_id, IB_WC_SUCCESS,
 			       IB_WC_RECV, resp->roff, pkt->imm, flags,
 			       pkt->se);
@@ -266,22 +276,14 @@ static enum srnic_resp_verdict srnic_resp_rkey(struct srnic_qp *qp, u32 rkey,
 					       u64 va, u32 len, int access,
 					       struct srnic_mr **mrp)
 {
-	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
-	struct srnic_mr *mr;
-
 	*mrp = NULL;
 	if (!(qp->access_flags & access))
 		return SRNIC_RESP_ACCESS;
 	if (!len)
 		return SRNIC_RESP_OK;
-	mr = srnic_mr_get(sdev, rkey, SRNIC_RKEY);
-	if (!mr)
+	/* An MR's key or a memory window's (srnic_mw.c). */
+	if (srnic_rkey_get(qp, rkey, va, len, access, mrp))
 		return SRNIC_RESP_ACCESS;
-	if (srnic_mr_check(mr, qp->ibqp.pd, va, len, access)) {
-		srnic_mr_put(mr);
-		return SRNIC_RESP_ACCESS;
-	}
-	*mrp = mr;
 	return SRNIC_RESP_OK;
 }
 
@@ -714,7 +716,7 @@ void srnic_resp_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 			       pkt->psn);
 		break;
 	case SRNIC_RESP_INVALID:
-	case SRNIC_RESP_LENGTH:
+	case SRNIC_RESP_INVALID_WC:
 		srnic_resp_ack(qp, &out, SRNIC_AETH_NAK | SRNIC_NAK_INVALID_REQ,
 			       pkt->psn);
 		ev = IB_EVENT_QP_REQ_ERR;
@@ -823,7 +825,7 @@ void srnic_resp_uc_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 	case SRNIC_RESP_OK:
 	case SRNIC_RESP_DROP:
 		break;
-	case SRNIC_RESP_LENGTH:
+	case SRNIC_RESP_INVALID_WC:
 	case SRNIC_RESP_OP_ERR:
 		fail = true;
 		break;

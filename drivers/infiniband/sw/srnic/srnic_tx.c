@@ -520,6 +520,24 @@ static u32 srnic_wqe_npkts(struct srnic_qp *qp, const struct srnic_send_wqe *w)
 	return max_t(u32, 1, DIV_ROUND_UP(w->length, qp->mtu));
 }
 
+static bool srnic_op_is_local(u32 wr_opcode)
+{
+	return wr_opcode == IB_WR_BIND_MW || wr_opcode == IB_WR_LOCAL_INV;
+}
+
+/*
+ * Execute a local operation, in send queue order (when its turn to issue
+ * comes). Returns its completion status.
+ */
+static enum ib_wc_status srnic_req_local(struct srnic_qp *qp,
+					 const struct srnic_send_wqe *w)
+{
+	if (w->opcode == IB_WR_BIND_MW)
+		return srnic_mw_bind(qp, w);
+	return srnic_invalidate(qp, w->inv_rkey, false) ? IB_WC_LOC_QP_OP_ERR :
+							 IB_WC_SUCCESS;
+}
+
 /*
  * Take the next WQE from the pool into the window. Returns 1 if one was
  * issued (or completed at once in error), 0 if none can be now.
@@ -584,7 +602,10 @@ static int srnic_req_issue(struct srnic_qp *qp)
 	s->state = SRNIC_SWQE_ISSUED;
 	s->status = IB_WC_SUCCESS;
 	s->status = srnic_req_check(qp, &s->wqe);
-	if (s->status) {
+	if (!s->status && srnic_op_is_local(s->wqe.opcode))
+		s->status = srnic_req_local(qp, &s->wqe);
+	if (s->status || srnic_op_is_local(s->wqe.opcode)) {
+		/* Done at issue: nothing goes on the wire. */
 		s->state = SRNIC_SWQE_DONE;
 		s->npkts = 0;
 		req->issue++;
@@ -835,9 +856,10 @@ static int srnic_req_next(struct srnic_qp *qp, struct sk_buff_head *out)
 			return 0;
 		s = srnic_req_swqe(qp, req->issue - 1);
 		if (s->state == SRNIC_SWQE_DONE) {
-			/* Completed at issue, in error. */
+			/* Completed at issue: a local operation, or an error. */
 			srnic_req_complete(qp);
-			return 0;
+			if (s->status)
+				return 0;
 		}
 	}
 	idx = req->cur;
@@ -1156,8 +1178,13 @@ static int srnic_post_one(struct srnic_qp *qp, const struct ib_send_wr *wr)
 
 	if (unlikely(wr->num_sge < 0 || wr->num_sge > sq->max_sge))
 		return -EINVAL;
-	/* No kernel user posts Atomic Write; its data has no place here. */
-	if (unlikely(wr->opcode == SRNIC_WR_ATOMIC_WRITE))
+	/*
+	 * No kernel user posts Atomic Write; its data has no place here.
+	 * Fast registration is not implemented (the device does not
+	 * advertise IB_DEVICE_MEM_MGT_EXTENSIONS).
+	 */
+	if (unlikely(wr->opcode == SRNIC_WR_ATOMIC_WRITE ||
+		     wr->opcode == IB_WR_REG_MR))
 		return -EOPNOTSUPP;
 	if (unlikely(srnic_queue_full(&sq->queue)))
 		return -ENOMEM;
@@ -1173,6 +1200,7 @@ static int srnic_post_one(struct srnic_qp *qp, const struct ib_send_wr *wr)
 		u->wr.ex.imm_data = wr->ex.imm_data;
 		break;
 	case IB_WR_SEND_WITH_INV:
+	case IB_WR_LOCAL_INV:
 		u->wr.ex.invalidate_rkey = wr->ex.invalidate_rkey;
 		break;
 	default:

@@ -78,6 +78,8 @@ void srnic_init_device_attr(struct srnic_dev *sdev, struct net_device *ndev)
 	a->max_qp_wr = SRNIC_MAX_QP_WR;
 	a->device_cap_flags = IB_DEVICE_SRQ_RESIZE | IB_DEVICE_SYS_IMAGE_GUID |
 			      IB_DEVICE_PORT_ACTIVE_EVENT |
+			      IB_DEVICE_MEM_WINDOW |
+			      IB_DEVICE_MEM_WINDOW_TYPE_2B |
 			      SRNIC_DEVICE_ATOMIC_WRITE;
 	/* "rdma link delete" may remove the device. */
 	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
@@ -87,6 +89,7 @@ void srnic_init_device_attr(struct srnic_dev *sdev, struct net_device *ndev)
 	a->max_cq = clamp_val(max_cq, 1, SRNIC_MAX_CQ);
 	a->max_cqe = SRNIC_MAX_CQE;
 	a->max_mr = clamp_val(max_mr, 1, SRNIC_MAX_MR);
+	a->max_mw = a->max_mr;
 	a->max_pd = clamp_val(max_pd, 1, SRNIC_MAX_PD);
 	a->max_qp_rd_atom = SRNIC_MAX_QP_RD_ATOM;
 	a->max_qp_init_rd_atom = SRNIC_MAX_QP_INIT_RD_ATOM;

@@ -21,6 +21,8 @@ static bool srnic_wqe_opcode_ok(enum ib_qp_type type, u32 opcode)
 		return true;
 	case IB_WR_RDMA_WRITE:
 	case IB_WR_RDMA_WRITE_WITH_IMM:
+	case IB_WR_LOCAL_INV:
+	case IB_WR_BIND_MW:
 		return type == IB_QPT_RC || type == IB_QPT_UC;
 	case IB_WR_RDMA_READ:
 	case IB_WR_ATOMIC_CMP_AND_SWP:
@@ -81,6 +83,25 @@ int srnic_wqe_from_user(const struct srnic_wqe_limits *lim,
 	w->ah_num = 0;
 	w->remote_qpn = 0;
 	w->remote_qkey = 0;
+
+	/* Local operations: no data, nothing on the wire. */
+	switch (opcode) {
+	case IB_WR_LOCAL_INV:
+		w->inv_rkey = u->wr.ex.invalidate_rkey;
+		w->num_sge = 0;
+		w->length = 0;
+		return 0;
+	case IB_WR_BIND_MW:
+		w->mw.addr = u->wr.wr.mw.addr;
+		w->mw.length = u->wr.wr.mw.length;
+		w->mw.mr_lkey = u->wr.wr.mw.mr_lkey;
+		w->mw.mw_rkey = u->wr.wr.mw.mw_rkey;
+		w->mw.new_rkey = u->wr.wr.mw.rkey;
+		w->mw.access = u->wr.wr.mw.access;
+		w->num_sge = 0;
+		w->length = 0;
+		return 0;
+	}
 
 	switch (opcode) {
 	case IB_WR_SEND_WITH_IMM:

@@ -73,6 +73,9 @@ struct srnic_av {
  * @remote_qkey: UD destination Q_Key
  * @av: UD: the address handle's address vector, copied at prefetch (the
  *	handle may be destroyed once the WQE is posted)
+ * @mw: Bind Memory Window: the window's current key (@mw.mw_rkey), its
+ *	key after the bind (@mw.new_rkey), the MR (@mw.mr_lkey), the range
+ *	and the rights it is to grant
  * @length: message bytes, recomputed from the SGEs (or the inline size)
  * @num_sge: entries in @sge (0 for inline data)
  * @sge: the local buffers; for inline data, @inline_data instead
@@ -88,10 +91,22 @@ struct srnic_send_wqe {
 	u32 rkey;
 	u64 compare_add;
 	u64 swap;
-	u32 ah_num;
-	u32 remote_qpn;
-	u32 remote_qkey;
-	struct srnic_av av;
+	union {
+		struct {
+			u32 ah_num;
+			u32 remote_qpn;
+			u32 remote_qkey;
+			struct srnic_av av;
+		};
+		struct {
+			u64 addr;
+			u64 length;
+			u32 mr_lkey;
+			u32 mw_rkey;
+			u32 new_rkey;
+			u32 access;
+		} mw;
+	};
 	u32 length;
 	u32 num_sge;
 	union {
