@@ -4,7 +4,7 @@
 # The unreliable transports and the connection manager: UD, UC, the GSI
 # QP under the kernel's MAD layer, and rdma_cm on top of it, with stock
 # programs only (rdmacm-utils, ibverbs-utils, perftest) plus
-# srnic_dgram_test for what they cannot show.
+# srnic_ops_test for what they cannot show.
 #
 # Topology: srnic0 (NS_A) <-veth-> srnic1 (NS_B); rxe0 (initial
 # namespace, the only one where rdma_rxe carries traffic) <-veth-> srnic2
@@ -13,11 +13,18 @@
 #  - srnic <-> srnic: ibv_ud_pingpong, ibv_uc_pingpong, rping -V (data
 #    verified) over IPv4 and IPv6, ucmatose and udaddy with 4 connections,
 #    ib_write_bw -R (perftest connecting through rdma_cm)
-#  - srnic_dgram_test ud: GRH area, Q_Key mismatch (dropped, counted),
+#  - srnic_ops_test ud: GRH area, Q_Key mismatch (dropped, counted),
 #    the Q_Key high bit, immediate and inline data, zero length, no
 #    receive WQE, receive buffer too small, over the MTU, an AH of another
 #    PD
-#  - srnic_dgram_test uc: multi-packet Sends and Writes with Immediate,
+#  - srnic_ops_test mw: memory windows: bind, bind beyond the MR, to an
+#    MR without bind rights, of a bound type 2 window; a Write through
+#    another QP (2B), past the window; Local Invalidate; Send with
+#    Invalidate of a type 1 window; invalidate during a Read; an MR with a
+#    bound window cannot be deregistered
+#  - srnic_ops_test rereg: translation, rights and PD changed through the
+#    uverbs command ABI (the stock librxe has no rereg_mr)
+#  - srnic_ops_test uc: multi-packet Sends and Writes with Immediate,
 #    all delivered on a clean link; on a lossy one (netem) messages with a
 #    PSN gap are dropped, none delivered damaged
 #  - rdma_rxe <-> srnic, each side the server in turn: rping -V, ucmatose,
@@ -27,14 +34,14 @@
 . "$(dirname "$0")/srnic_lib.sh"
 
 PINGS=${SRNIC_CM_PINGS:-1000}
-DGRAM=$SRNIC_BIN/srnic_dgram_test
+DGRAM=$SRNIC_BIN/srnic_ops_test
 
 srnic_require
 require_cmd rping ucmatose udaddy ibv_ud_pingpong ibv_uc_pingpong \
 	ib_write_bw timeout tc
 [ -x "$DGRAM" ] || ktap_skip_rest "no $DGRAM (run make selftests-build)"
 ktap_print_header
-ktap_set_plan 31
+ktap_set_plan 52
 dmesg_mark
 
 srnic_load || srnic_bail "no module"
@@ -120,7 +127,7 @@ pair "srnic <-> srnic: ib_write_bw -R (perftest through rdma_cm)" "$NS_B" "$NS_A
 	ib_write_bw -R -d srnic1 -x "$GB" -n 500 -p $PORT -- \
 	ib_write_bw -R -d srnic0 -x "$GA" -n 500 -p $PORT "$B4"
 
-# dgram MODE ARGS...: srnic_dgram_test's TAP lines as diagnostics, one
+# dgram MODE ARGS...: srnic_ops_test's TAP lines as diagnostics, one
 # result per TAP line it printed.
 dgram() {
 	local out rc=0 line
@@ -132,10 +139,12 @@ dgram() {
 		*) printf '# %s\n' "$line" ;;
 		esac
 	done <<<"$out"
-	[ $rc -eq 0 ] || ktap_print_msg "srnic_dgram_test $1 exited $rc"
+	[ $rc -eq 0 ] || ktap_print_msg "srnic_ops_test $1 exited $rc"
 }
 
 dgram ud srnic0 srnic1
+dgram mw srnic0 srnic1
+dgram rereg srnic0 srnic1
 dgram uc srnic0 srnic1 300 8192 all
 modprobe sch_netem 2>/dev/null
 if ip netns exec "$NS_A" tc qdisc add dev "$VA" root netem loss 3%; then

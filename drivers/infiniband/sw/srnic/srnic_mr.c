@@ -326,7 +326,8 @@ struct ib_mr *srnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
  *
  * Context: process context.
  * Return: the new MR, or an ERR_PTR: -EINVAL for an MR without user
- * memory, else as srnic_reg_user_mr(); the old MR is then unchanged.
+ * memory, -EBUSY while windows are bound to it, else as
+ * srnic_reg_user_mr(); the old MR is then unchanged.
  */
 struct ib_mr *srnic_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				  u64 length, u64 iova, int access,
@@ -336,6 +337,9 @@ struct ib_mr *srnic_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 
 	if (!old->umem)
 		return ERR_PTR(-EINVAL);
+	/* The core deregisters the old MR: it must not have windows. */
+	if (atomic_read(&old->n_mw))
+		return ERR_PTR(-EBUSY);
 	if (!(flags & IB_MR_REREG_TRANS)) {
 		start = old->umem->address;
 		length = old->length;

@@ -540,8 +540,9 @@ static enum srnic_resp_verdict srnic_resp_atomic(struct srnic_qp *qp,
 }
 
 /* A request with a PSN already executed. */
-static void srnic_resp_duplicate(struct srnic_qp *qp, struct srnic_pkt *pkt,
-				 struct sk_buff_head *out)
+static enum srnic_resp_verdict srnic_resp_duplicate(struct srnic_qp *qp,
+						    struct srnic_pkt *pkt,
+						    struct sk_buff_head *out)
 {
 	struct srnic_resp *resp = &qp->resp;
 	struct srnic_pkt ack = {};
@@ -555,11 +556,12 @@ static void srnic_resp_duplicate(struct srnic_qp *qp, struct srnic_pkt *pkt,
 		 * needs is at or after it and will be asked for again, so
 		 * responses still queued from here on are dropped rather
 		 * than sent twice.
-		 * The answer is regenerated from memory.
+		 * The answer is regenerated from memory, the R_Key checked
+		 * again: if it was invalidated meanwhile, the requester gets
+		 * the remote access error NAK, not silence.
 		 */
 		srnic_resp_drop_reads(qp, pkt->psn, false);
-		srnic_resp_read(qp, pkt);
-		return;
+		return srnic_resp_read(qp, pkt);
 	case SRNIC_OP_COMPARE_SWAP:
 	case SRNIC_OP_FETCH_ADD:
 		/* Never executed twice: the recorded result is replayed. */
@@ -574,13 +576,13 @@ static void srnic_resp_duplicate(struct srnic_qp *qp, struct srnic_pkt *pkt,
 			ack.msn = resp->msn;
 			ack.orig = res->orig;
 			srnic_build_send(qp, out, &ack, 0);
-			return;
+			break;
 		}
-		return;
+		break;
 	case SRNIC_OP_ATOMIC_WRITE:
 		/* Acknowledged again, never stored again. */
 		srnic_resp_awrite_ack(qp, out, pkt->psn);
-		return;
+		break;
 	default:
 		/* Sends and Writes are acknowledged, not executed again. */
 		if (pkt->ack_req)
@@ -588,6 +590,7 @@ static void srnic_resp_duplicate(struct srnic_qp *qp, struct srnic_pkt *pkt,
 				       SRNIC_AETH_ACK | SRNIC_AETH_NO_CREDIT,
 				       srnic_psn_add(resp->epsn, -1));
 	}
+	return SRNIC_RESP_OK;
 }
 
 /*
@@ -663,7 +666,9 @@ void srnic_resp_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 		goto out;
 	}
 	if (d < 0) {
-		srnic_resp_duplicate(qp, pkt, &out);
+		v = srnic_resp_duplicate(qp, pkt, &out);
+		if (v)
+			goto verdict;	/* a Read whose R_Key died meanwhile */
 		goto out;
 	}
 	resp->nak_sent = false;
@@ -701,6 +706,7 @@ void srnic_resp_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 		v = SRNIC_RESP_INVALID;
 	}
 
+verdict:
 	switch (v) {
 	case SRNIC_RESP_OK:
 		resp->epsn = srnic_psn_add(resp->epsn, 1);

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * srnic_dgram_test: the unreliable transports, UD and UC, end to end
- * through the stock libibverbs and librxe. One process drives both ends:
+ * srnic_ops_test: what stock programs do not show, end to end through
+ * the stock libibverbs and librxe: UD and UC details, memory windows,
+ * rereg. One process drives both ends:
  * a QP on DEV_A sends to a QP on DEV_B (two devices, usually on the two
  * ends of a veth pair, so every packet crosses the wire).
  *
- *   srnic_dgram_test ud DEV_A DEV_B
+ *   srnic_ops_test ud DEV_A DEV_B
  *	a datagram arrives with its 40-byte GRH area (IPv4 header at byte
  *	20, the sender's address in it), src_qp and IBV_WC_GRH; a Q_Key
  *	mismatch is dropped and counted (rcvd_qkey_err); the Q_Key high bit
@@ -15,7 +16,23 @@
  *	another PD fails the WQE; a receive buffer too small completes with
  *	IBV_WC_LOC_LEN_ERR
  *
- *   srnic_dgram_test uc DEV_A DEV_B MSGS SIZE EXPECT
+ *   srnic_ops_test mw DEV_A DEV_B
+ *	memory windows on B reached by A's requests: bind and use; an MR
+ *	with a bound window refuses deregistration (EBUSY); a type 2 window
+ *	serves only the QP it was bound through; a Write past the window;
+ *	binding a bound type 2 window, beyond the MR, to an MR without
+ *	MW_BIND: IBV_WC_MW_BIND_ERR; Local Invalidate; Send with Invalidate
+ *	of a type 1 window: invalid request at both ends; Local Invalidate
+ *	while a Read through the window is answered: the Read completes
+ *	whole or fails, later ones fail
+ *
+ *   srnic_ops_test rereg DEV_A DEV_B
+ *	an MR on B reregistered through the uverbs command ABI (the stock
+ *	librxe has no rereg_mr): new translation (old key dead, old memory
+ *	untouched), rights, PD (a QP of the old PD refused, of the new one
+ *	served); remote write without local write refused
+ *
+ *   srnic_ops_test uc DEV_A DEV_B MSGS SIZE EXPECT
  *	MSGS Sends and Writes with Immediate of SIZE bytes (several
  *	packets each), each carrying its sequence number and a pattern
  *	derived from it; the receiver checks every message it completes.
@@ -37,6 +54,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <infiniband/verbs.h>
+#include <rdma/ib_user_verbs.h>
 
 #define QKEY		0x11111111u
 #define GRH_LEN		40
@@ -392,33 +410,48 @@ static void test_ud(struct end *a, struct end *b)
 	ibv_dealloc_pd(pd2);
 }
 
-static void uc_connect(struct ibv_qp *qp, const struct end *self,
+/* Connect a UC or RC QP to @dqpn on @peer. */
+static void qp_connect(struct ibv_qp *qp, const struct end *self,
 		       const struct end *peer, __u32 dqpn)
 {
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-				 .qp_access_flags = IBV_ACCESS_REMOTE_WRITE };
+	int rc = qp->qp_type == IBV_QPT_RC;
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
+				   (rc ? IBV_ACCESS_REMOTE_READ : 0),
+	};
 
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
 			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		die("UC to INIT");
+		die("to INIT");
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTR;
 	a.path_mtu = self->mtu;
 	a.dest_qp_num = dqpn;
 	a.rq_psn = 100;
+	a.max_dest_rd_atomic = 4;
+	a.min_rnr_timer = 1;
 	a.ah_attr.is_global = 1;
 	a.ah_attr.port_num = 1;
 	a.ah_attr.grh.dgid = peer->gid;
 	a.ah_attr.grh.sgid_index = self->gid_index;
 	a.ah_attr.grh.hop_limit = 64;
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN))
-		die("UC to RTR");
+			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  (rc ? IBV_QP_MAX_DEST_RD_ATOMIC |
+				IBV_QP_MIN_RNR_TIMER : 0)))
+		die("to RTR");
 	memset(&a, 0, sizeof(a));
 	a.qp_state = IBV_QPS_RTS;
 	a.sq_psn = 100;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN))
-		die("UC to RTS");
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 4;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
+			  (rc ? IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+				IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC : 0)))
+		die("to RTS");
 }
 
 /* What the UC receiver saw. */
@@ -479,8 +512,8 @@ static void test_uc(struct end *a, struct end *b, __u32 msgs,
 	}
 	qa = qp_create(a, IBV_QPT_UC, 128);
 	b->qp = qp_create(b, IBV_QPT_UC, 1024);
-	uc_connect(qa, a, b, b->qp->qp_num);
-	uc_connect(b->qp, b, a, qa->qp_num);
+	qp_connect(qa, a, b, b->qp->qp_num);
+	qp_connect(b->qp, b, a, qa->qp_num);
 	/* Sends land in the upper half of B's buffer, Writes the lower. */
 	for (i = 0; i < msgs; i++)
 		post_recv(b, b->qp, i, (slots + i % slots) * size, size);
@@ -554,12 +587,352 @@ static void test_uc(struct end *a, struct end *b, __u32 msgs,
 	b->qp = NULL;
 }
 
+/* An RC pair: qa on A connected to qb on B (both recreated). */
+struct rc_pair {
+	struct ibv_qp *qa, *qb;
+};
+
+static void rc_pair_new(struct rc_pair *p, struct end *a, struct end *b)
+{
+	if (p->qa)
+		ibv_destroy_qp(p->qa);
+	if (p->qb)
+		ibv_destroy_qp(p->qb);
+	p->qa = qp_create(a, IBV_QPT_RC, 64);
+	p->qb = qp_create(b, IBV_QPT_RC, 64);
+	qp_connect(p->qa, a, b, p->qb->qp_num);
+	qp_connect(p->qb, b, a, p->qa->qp_num);
+}
+
+/* Post one work request; its completion's status (-1: none came). */
+static int post_wait(struct ibv_qp *qp, struct ibv_cq *cq,
+		     struct ibv_send_wr *wr)
+{
+	struct ibv_send_wr *bad;
+	struct ibv_wc wc;
+
+	wr->send_flags |= IBV_SEND_SIGNALED;
+	if (ibv_post_send(qp, wr, &bad))
+		return -1;
+	if (!poll_one(cq, &wc, 5000))
+		return -1;
+	return wc.status;
+}
+
+/* A's RDMA Write (or Read) of @len bytes at @raddr with @rkey. */
+static int rdma_op(struct end *a, struct ibv_qp *qa, enum ibv_wr_opcode op,
+		   __u64 raddr, __u32 rkey, __u32 len)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)a->buf, .length = len,
+			       .lkey = a->mr->lkey };
+	struct ibv_send_wr wr = {
+		.opcode = op, .sg_list = &sge, .num_sge = 1,
+		.wr.rdma = { .remote_addr = raddr, .rkey = rkey },
+	};
+
+	return post_wait(qa, a->scq, &wr);
+}
+
+/* Bind a type 2 window through @qp's send queue; its new key in *@rkey. */
+static int bind2(struct end *b, struct ibv_qp *qp, struct ibv_mw *mw,
+		 struct ibv_mr *mr, __u64 addr, __u64 len, __u32 *rkey)
+{
+	struct ibv_send_wr wr = { .opcode = IBV_WR_BIND_MW };
+	int st;
+
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
+	wr.bind_mw.bind_info.mr = mr;
+	wr.bind_mw.bind_info.addr = addr;
+	wr.bind_mw.bind_info.length = len;
+	wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE |
+					       IBV_ACCESS_REMOTE_READ;
+	st = post_wait(qp, b->scq, &wr);
+	/* librxe names the window by mw->rkey: the caller tracks it. */
+	if (st == IBV_WC_SUCCESS)
+		mw->rkey = wr.bind_mw.rkey;
+	if (rkey)
+		*rkey = wr.bind_mw.rkey;
+	return st;
+}
+
+static const char *st_str(int st)
+{
+	return st < 0 ? "no completion" : ibv_wc_status_str(st);
+}
+
+/*
+ * Memory windows: A is the requester, B's MR (bm, with MW_BIND) is
+ * reached through a window bound on B.
+ */
+static void test_mw(struct end *a, struct end *b)
+{
+	__u32 wlen = 256 * 1024, rkey = 0, off = 512 * 1024;
+	struct ibv_mr *bm = ibv_reg_mr(b->pd, b->buf + off, wlen,
+				       IBV_ACCESS_LOCAL_WRITE |
+				       IBV_ACCESS_REMOTE_WRITE |
+				       IBV_ACCESS_REMOTE_READ |
+				       IBV_ACCESS_MW_BIND);
+	struct ibv_mw *mw = ibv_alloc_mw(b->pd, IBV_MW_TYPE_2);
+	struct ibv_mw *mw1 = ibv_alloc_mw(b->pd, IBV_MW_TYPE_1);
+	__u64 base = (uintptr_t)b->buf + off;
+	struct rc_pair p = {}, p2 = {};
+	struct ibv_send_wr wr;
+	__u64 retx;
+	struct ibv_wc wc;
+	int st, st2, got;
+
+	if (!bm || !mw || !mw1)
+		die("MR with MW_BIND / ibv_alloc_mw");
+	rc_pair_new(&p, a, b);
+
+	st = bind2(b, p.qb, mw, bm, base, 64 * 1024, &rkey);
+	fill(a->buf, 4096, 9);
+	st2 = rdma_op(a, p.qa, IBV_WR_RDMA_WRITE, base + 1000, rkey, 4096);
+	tap(st == IBV_WC_SUCCESS && st2 == IBV_WC_SUCCESS &&
+	    check(b->buf + off + 1000, 4096, 9),
+	    "MW type 2: bound through B's QP, A's RDMA Write through it lands (%s, %s)",
+	    st_str(st), st_str(st2));
+
+	errno = 0;
+	st = ibv_dereg_mr(bm);
+	tap(st == EBUSY || errno == EBUSY,
+	    "MW: deregistering an MR with a bound window is refused with EBUSY (%d)",
+	    st);
+
+	/* Another QP of B's PD: a type 2 window serves only its own. */
+	rc_pair_new(&p2, a, b);
+	st = rdma_op(a, p2.qa, IBV_WR_RDMA_WRITE, base, rkey, 64);
+	tap(st == IBV_WC_REM_ACCESS_ERR,
+	    "MW type 2: a Write arriving on another QP of the PD gets a remote access error (%s)",
+	    st_str(st));
+
+	st = rdma_op(a, p.qa, IBV_WR_RDMA_WRITE, base + 64 * 1024 - 8, rkey, 16);
+	tap(st == IBV_WC_REM_ACCESS_ERR,
+	    "MW: a Write past the window's end (inside the MR) gets a remote access error (%s)",
+	    st_str(st));
+
+	rc_pair_new(&p, a, b);
+	st = bind2(b, p.qb, mw, bm, base, 4096, NULL);
+	tap(st == IBV_WC_MW_BIND_ERR,
+	    "MW type 2: binding a window that is bound fails with IBV_WC_MW_BIND_ERR (%s)",
+	    st_str(st));
+
+	rc_pair_new(&p, a, b);
+	memset(&wr, 0, sizeof(wr));
+	wr.opcode = IBV_WR_LOCAL_INV;
+	wr.invalidate_rkey = rkey;
+	st = post_wait(p.qb, b->scq, &wr);
+	st2 = rdma_op(a, p.qa, IBV_WR_RDMA_WRITE, base, rkey, 64);
+	tap(st == IBV_WC_SUCCESS && st2 == IBV_WC_REM_ACCESS_ERR,
+	    "MW type 2: Local Invalidate succeeds, then its key gets a remote access error (%s, %s)",
+	    st_str(st), st_str(st2));
+
+	rc_pair_new(&p, a, b);
+	st = bind2(b, p.qb, mw, bm, base, wlen + 4096, NULL);
+	tap(st == IBV_WC_MW_BIND_ERR,
+	    "MW: a bind beyond its MR fails with IBV_WC_MW_BIND_ERR (%s)",
+	    st_str(st));
+
+	rc_pair_new(&p, a, b);
+	st = bind2(b, p.qb, mw, b->mr, (uintptr_t)b->buf, 4096, NULL);
+	tap(st == IBV_WC_MW_BIND_ERR,
+	    "MW: a bind to an MR without MW_BIND access fails with IBV_WC_MW_BIND_ERR (%s)",
+	    st_str(st));
+
+	/* Send with Invalidate of a type 1 window: an invalid request. */
+	rc_pair_new(&p, a, b);
+	{
+		struct ibv_mw_bind bind = {
+			.send_flags = IBV_SEND_SIGNALED,
+			.bind_info = { .mr = bm, .addr = base, .length = 4096,
+				       .mw_access_flags = IBV_ACCESS_REMOTE_WRITE },
+		};
+
+		st = ibv_bind_mw(p.qb, mw1, &bind) ? -1 :
+		     (poll_one(b->scq, &wc, 5000) ? (int)wc.status : -1);
+	}
+	post_recv(b, p.qb, 77, 0, 4096);
+	memset(&wr, 0, sizeof(wr));
+	wr.opcode = IBV_WR_SEND_WITH_INV;
+	wr.invalidate_rkey = mw1->rkey;
+	st2 = post_wait(p.qa, a->scq, &wr);
+	got = poll_one(b->rcq, &wc, 2000);
+	tap(st == IBV_WC_SUCCESS && st2 == IBV_WC_REM_INV_REQ_ERR && got &&
+	    wc.wr_id == 77 && wc.status == IBV_WC_REM_INV_REQ_ERR,
+	    "MW type 1: Send with Invalidate of its key is an invalid request at both ends (%s, %s)",
+	    st_str(st2), got ? ibv_wc_status_str(wc.status) : "no completion");
+
+	/* Invalidate while a Read through the window is being answered. */
+	rc_pair_new(&p, a, b);
+	st = bind2(b, p.qb, mw, bm, base, wlen, &rkey);
+	fill(b->buf + off, wlen, 5);
+	memset(a->buf, 0, wlen);
+	st2 = rdma_op(a, p.qa, IBV_WR_RDMA_READ, base, rkey, wlen);
+	tap(st == IBV_WC_SUCCESS && st2 == IBV_WC_SUCCESS &&
+	    check(a->buf, wlen, 5),
+	    "MW: a %u KiB Read through the window returns its bytes (%s, %s)",
+	    wlen / 1024, st_str(st), st_str(st2));
+	{
+		struct ibv_sge sge = { .addr = (uintptr_t)a->buf,
+				       .length = wlen, .lkey = a->mr->lkey };
+		struct ibv_send_wr rd = {
+			.opcode = IBV_WR_RDMA_READ, .sg_list = &sge,
+			.num_sge = 1, .send_flags = IBV_SEND_SIGNALED,
+			.wr.rdma = { .remote_addr = base, .rkey = rkey },
+		}, *bad;
+		struct ibv_send_wr inv = {
+			.opcode = IBV_WR_LOCAL_INV,
+			.send_flags = IBV_SEND_SIGNALED,
+			.invalidate_rkey = rkey,
+		};
+
+		memset(a->buf, 0, wlen);
+		retx = hw_counter(a, "retransmits");
+		if (ibv_post_send(p.qa, &rd, &bad))
+			die("post Read");
+		usleep(2000);
+		st2 = post_wait(p.qb, b->scq, &inv);
+		got = poll_one(a->scq, &wc, 5000);
+	}
+	printf("# Read of %u KiB, window invalidated 2 ms after posting: %s (go-back-N: %llu)\n",
+	       wlen / 1024, got ? ibv_wc_status_str(wc.status) : "no completion",
+	       (unsigned long long)(hw_counter(a, "retransmits") - retx));
+	tap(st == IBV_WC_SUCCESS && st2 == IBV_WC_SUCCESS && got &&
+	    ((wc.status == IBV_WC_SUCCESS && check(a->buf, wlen, 5)) ||
+	     wc.status == IBV_WC_REM_ACCESS_ERR),
+	    "MW: Local Invalidate during a Read through the window: the Read completes whole or fails with a remote access error");
+	rc_pair_new(&p, a, b);
+	st = rdma_op(a, p.qa, IBV_WR_RDMA_READ, base, rkey, 64);
+	tap(st == IBV_WC_REM_ACCESS_ERR,
+	    "MW: after that, a Read with the key gets a remote access error (%s)",
+	    st_str(st));
+
+	st = ibv_dealloc_mw(mw1);
+	st2 = ibv_dealloc_mw(mw);
+	tap(!st && !st2 && !ibv_dereg_mr(bm),
+	    "MW: windows deallocated, then the MR deregisters");
+	ibv_destroy_qp(p.qa);
+	ibv_destroy_qp(p.qb);
+	ibv_destroy_qp(p2.qa);
+	ibv_destroy_qp(p2.qb);
+}
+
+/*
+ * Reregister an MR through the kernel's uverbs write ABI: the stock
+ * librxe has no rereg_mr, so libibverbs cannot reach the kernel's. The
+ * handle stays; the new keys come back. Returns 0 or an errno.
+ */
+static int raw_rereg(struct ibv_context *ctx, struct ibv_mr *mr, __u32 flags,
+		     void *addr, __u64 len, int access, struct ibv_pd *pd,
+		     __u32 *lkey, __u32 *rkey)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_rereg_mr cmd;
+	} req = {};
+	struct ib_uverbs_rereg_mr_resp resp = {};
+
+	req.hdr.command = IB_USER_VERBS_CMD_REREG_MR;
+	req.hdr.in_words = sizeof(req) / 4;
+	req.hdr.out_words = sizeof(resp) / 4;
+	req.cmd.response = (uintptr_t)&resp;
+	req.cmd.mr_handle = mr->handle;
+	req.cmd.flags = flags;
+	req.cmd.start = (uintptr_t)addr;
+	req.cmd.length = len;
+	req.cmd.hca_va = (uintptr_t)addr;
+	req.cmd.pd_handle = pd ? pd->handle : 0;
+	req.cmd.access_flags = access;
+	if (write(ctx->cmd_fd, &req, sizeof(req)) != sizeof(req))
+		return errno;
+	*lkey = resp.lkey;
+	*rkey = resp.rkey;
+	return 0;
+}
+
+/* rereg: an MR on B reached by A's RDMA Writes, reregistered in turn. */
+static void test_rereg(struct end *a, struct end *b)
+{
+	int rw = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+	__u8 *x = b->buf + 256 * 1024, *y = b->buf + 512 * 1024;
+	struct ibv_mr *m = ibv_reg_mr(b->pd, x, 8192, rw);
+	struct ibv_pd *pd2 = ibv_alloc_pd(b->ctx);
+	__u32 lkey = 0, rkey = 0;
+	struct rc_pair p = {};
+	int err, st;
+
+	if (!m || !pd2)
+		die("reg_mr / alloc_pd");
+	rc_pair_new(&p, a, b);
+	fill(a->buf, 4096, 1);
+	st = rdma_op(a, p.qa, IBV_WR_RDMA_WRITE, (uintptr_t)x, m->rkey, 4096);
+	tap(st == IBV_WC_SUCCESS && check(x, 4096, 1),
+	    "rereg: before, a Write lands in the MR (%s)", st_str(st));
+
+	memset(y, 0, 8192);
+	err = raw_rereg(b->ctx, m, IBV_REREG_MR_CHANGE_TRANSLATION, y, 8192, 0, NULL,
+			&lkey, &rkey);
+	fill(a->buf, 4096, 2);
+	st = err ? -1 :
+	     rdma_op(a, p.qa, IBV_WR_RDMA_WRITE, (uintptr_t)y, rkey, 4096);
+	tap(!err && st == IBV_WC_SUCCESS && check(y, 4096, 2) &&
+	    check(x, 4096, 1),
+	    "rereg translation: the new keys reach the new memory, the old stays untouched (%s, %s)",
+	    strerror(err), st_str(st));
+	st = rdma_op(a, p.qa, IBV_WR_RDMA_WRITE, (uintptr_t)x, m->rkey, 64);
+	tap(st == IBV_WC_REM_ACCESS_ERR,
+	    "rereg translation: the old key gets a remote access error (%s)",
+	    st_str(st));
+
+	rc_pair_new(&p, a, b);
+	m->rkey = rkey;
+	err = raw_rereg(b->ctx, m, IBV_REREG_MR_CHANGE_ACCESS, NULL, 0,
+			IBV_ACCESS_LOCAL_WRITE, NULL, &lkey, &rkey);
+	st = err ? -1 :
+	     rdma_op(a, p.qa, IBV_WR_RDMA_WRITE, (uintptr_t)y, rkey, 64);
+	tap(!err && st == IBV_WC_REM_ACCESS_ERR,
+	    "rereg access: without remote write, a Write gets a remote access error (%s, %s)",
+	    strerror(err), st_str(st));
+
+	err = raw_rereg(b->ctx, m, IBV_REREG_MR_CHANGE_ACCESS, NULL, 0,
+			IBV_ACCESS_REMOTE_WRITE, NULL, &lkey, &rkey);
+	tap(err == EINVAL,
+	    "rereg access: remote write without local write is refused with EINVAL (%s)",
+	    strerror(err));
+
+	rc_pair_new(&p, a, b);
+	err = raw_rereg(b->ctx, m, IBV_REREG_MR_CHANGE_ACCESS | IBV_REREG_MR_CHANGE_PD, NULL,
+			0, rw, pd2, &lkey, &rkey);
+	st = err ? -1 :
+	     rdma_op(a, p.qa, IBV_WR_RDMA_WRITE, (uintptr_t)y, rkey, 64);
+	tap(!err && st == IBV_WC_REM_ACCESS_ERR,
+	    "rereg PD: a QP of the old PD gets a remote access error (%s, %s)",
+	    strerror(err), st_str(st));
+	{
+		struct ibv_pd *keep = b->pd;
+
+		b->pd = pd2;
+		rc_pair_new(&p, a, b);
+		b->pd = keep;
+	}
+	fill(a->buf, 64, 3);
+	st = rdma_op(a, p.qa, IBV_WR_RDMA_WRITE, (uintptr_t)y, rkey, 64);
+	tap(st == IBV_WC_SUCCESS && check(y, 64, 3),
+	    "rereg PD: a QP of the new PD writes through it (%s)", st_str(st));
+
+	ibv_destroy_qp(p.qa);
+	ibv_destroy_qp(p.qb);
+	tap(!ibv_dereg_mr(m) && !ibv_dealloc_pd(pd2),
+	    "rereg: the MR deregisters by its handle, the new PD deallocates");
+}
+
 int main(int argc, char **argv)
 {
 	struct end a = {}, b = {};
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: %s ud DEV_A DEV_B | uc DEV_A DEV_B MSGS SIZE all|loss\n",
+		fprintf(stderr, "usage: %s ud|mw|rereg A B | uc A B MSGS SIZE all|loss\n",
 			argv[0]);
 		return 2;
 	}
@@ -567,6 +940,10 @@ int main(int argc, char **argv)
 	end_open(&b, argv[3]);
 	if (!strcmp(argv[1], "ud")) {
 		test_ud(&a, &b);
+	} else if (!strcmp(argv[1], "rereg")) {
+		test_rereg(&a, &b);
+	} else if (!strcmp(argv[1], "mw")) {
+		test_mw(&a, &b);
 	} else if (!strcmp(argv[1], "uc") && argc == 7) {
 		test_uc(&a, &b, strtoul(argv[4], NULL, 0),
 			strtoul(argv[5], NULL, 0), !strcmp(argv[6], "all"));
