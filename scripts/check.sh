@@ -53,12 +53,15 @@ stage kunit scripts/kunit.sh --timeout 1800
 # under KASAN on TCG. The RC traffic runs a subset with smaller volumes
 # there (the sanitizers slow every packet down; everything ran above;
 # "fair", whose verdict compares throughputs in 1.5 s windows, is not
-# selected: every step here goes through the same transmit gate).
+# selected: every step here goes through the same transmit gate);
+# rdma-core's suite runs on srnic only (the rdma_rxe reference ran above),
+# rping with 200 pings.
 stage selftests-debug env SRNIC_RC_GENS=300 SRNIC_RC_ROUNDS=100 \
+	SRNIC_CM_PINGS=200 SRNIC_RDMA_CORE_NO_REF=1 \
 	SRNIC_RC_ONLY='pingpong \(4 KiB|SRQ|order|awrite|fence|solicit|overrun|retry|rnr|access|scribble' \
 	scripts/kunit.sh --selftests --timeout 4200 \
 	srnic_basic.sh srnic_bad_input.sh srnic_kqp.sh rdma_core_tests.sh \
-	srnic_rc.sh
+	srnic_cm.sh srnic_rc.sh
 
 echo "results: $out"
 echo "$pass passed, $fail failed"
