@@ -8,7 +8,7 @@
 #	run_kselftests.sh [TEST...]	(default: every test in TESTS below)
 cd "$(dirname "$0")" || exit 1
 
-TESTS="vm_smoke.sh srnic_basic.sh srnic_bad_input.sh srnic_kqp.sh rdma_core_tests.sh srnic_cm.sh srnic_rc.sh srnic_interop.sh srnic_matrix.sh srnic_wire.sh"
+TESTS="vm_smoke.sh srnic_basic.sh srnic_bad_input.sh srnic_kqp.sh rdma_core_tests.sh srnic_cm.sh srnic_nvme.sh srnic_rc.sh srnic_interop.sh srnic_matrix.sh srnic_wire.sh"
 [ $# -gt 0 ] && TESTS="$*"
 
 n=0 pass=0 fail=0 skip=0

@@ -5,9 +5,10 @@
 # drives two kernel RC QPs of one srnic device, connected to each other
 # over the device's own RoCEv2 GID, through the kernel verbs API only:
 # send/receive with scatter/gather, immediate data, RDMA Write, Write with
-# Immediate, Read, atomics, inline and unsignaled sends, and the error
-# paths a kernel caller sees (-EINVAL, -ENOMEM, remote access errors,
-# flushes). The module runs every check inside module_init and logs one
+# Immediate, Read, atomics, inline and unsignaled sends, fast registration
+# (IB_WR_REG_MR, IB_WR_LOCAL_INV, Send with Invalidate, registering a valid
+# MR), and the error paths a kernel caller sees (-EINVAL, -ENOMEM, remote
+# access errors, flushes). The module runs every check inside module_init and logs one
 # "srnic_kqp: ok N - ..." or "srnic_kqp: not ok N - ..." line per check;
 # each becomes one KTAP line here, its "srnic_kqp: # ..." lines
 # diagnostics. insmod succeeds only if every check passed.
@@ -21,7 +22,7 @@
 
 KQP_KO=${SRNIC_KQP_KO:-$SRNIC_TOP/build/$(uname -r)/srnic_kqp.ko}
 # The module's checks, set-up included: kqp_checks[] in srnic_kqp.c + 1.
-KQP_CHECKS=19
+KQP_CHECKS=22
 KMEMLEAK=/sys/kernel/debug/kmemleak
 
 srnic_require

@@ -25,6 +25,7 @@
 #include <linux/etherdevice.h>
 #include <linux/jiffies.h>
 #include <linux/module.h>
+#include <linux/scatterlist.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <net/ipv6.h>
@@ -742,6 +743,205 @@ static void kqp_teardown(struct kqp *t)
 	kfree(t->wc);
 	if (t->dev)
 		ib_device_put(t->dev);
+}
+
+/* --- fast registration ------------------------------------------------ */
+
+/* A fast-registration MR over dst[KQP_GAP, KQP_GAP + KQP_RDMA_LEN). */
+struct kqp_fr {
+	struct ib_mr *mr;
+	struct scatterlist sg;
+	bool mapped;
+};
+
+static int kqp_fr_get(struct kqp *t, struct kqp_fr *f, const char *what)
+{
+	f->mr = ib_alloc_mr(t->pd, IB_MR_TYPE_MEM_REG,
+			    KQP_RDMA_LEN / PAGE_SIZE + 2);
+	if (IS_ERR(f->mr)) {
+		kqp_err("%s: ib_alloc_mr: %ld", what, PTR_ERR(f->mr));
+		return PTR_ERR(f->mr);
+	}
+	sg_init_one(&f->sg, t->dst.va + KQP_GAP, KQP_RDMA_LEN);
+	if (ib_dma_map_sg(t->dev, &f->sg, 1, DMA_BIDIRECTIONAL) != 1) {
+		kqp_err("%s: ib_dma_map_sg failed", what);
+		return -EIO;
+	}
+	f->mapped = true;
+	return 0;
+}
+
+static void kqp_fr_put(struct kqp *t, struct kqp_fr *f)
+{
+	if (f->mapped)
+		ib_dma_unmap_sg(t->dev, &f->sg, 1, DMA_BIDIRECTIONAL);
+	if (!IS_ERR_OR_NULL(f->mr))
+		ib_dereg_mr(f->mr);
+}
+
+/*
+ * Map the pages, give the MR its next key byte, post IB_WR_REG_MR on the
+ * responder (whose memory it is) and expect @status.
+ */
+static int kqp_fr_reg(struct kqp *t, struct kqp_fr *f, u64 wr_id,
+		      enum ib_wc_status status, const char *what)
+{
+	const struct ib_send_wr *bad = NULL;
+	struct ib_reg_wr wr = {};
+	int n, err;
+
+	n = ib_map_mr_sg(f->mr, &f->sg, 1, NULL, PAGE_SIZE);
+	if (n != 1) {
+		kqp_err("%s: ib_map_mr_sg: %d", what, n);
+		return n < 0 ? n : -EIO;
+	}
+	ib_update_fast_reg_key(f->mr, ib_inc_rkey(f->mr->rkey) & 0xff);
+	wr.wr.wr_id = wr_id;
+	wr.wr.opcode = IB_WR_REG_MR;
+	wr.wr.send_flags = IB_SEND_SIGNALED;
+	wr.mr = f->mr;
+	wr.key = f->mr->rkey;
+	wr.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE |
+		    IB_ACCESS_REMOTE_READ;
+	err = ib_post_send(t->qp[KQP_B], &wr.wr, &bad);
+	if (err) {
+		kqp_err("%s: ib_post_send(IB_WR_REG_MR): %d", what, err);
+		return err;
+	}
+	return kqp_expect(t, what, &(struct kqp_want){
+		.side = KQP_B, .wr_id = wr_id, .status = status,
+		.opcode = IB_WC_REG_MR });
+}
+
+/* The requester writes @seed's bytes through the MR; expect @status. */
+static int kqp_fr_write(struct kqp *t, struct kqp_fr *f, u32 seed, u64 wr_id,
+			enum ib_wc_status status, const char *what)
+{
+	struct ib_rdma_wr wr = {};
+	struct ib_sge sge;
+	int err;
+
+	kqp_fill(t->src.va, KQP_RDMA_LEN, seed);
+	sge = kqp_sge(t, &t->src, 0, KQP_RDMA_LEN);
+	kqp_to_dev(t);
+	wr.wr.wr_id = wr_id;
+	wr.wr.opcode = IB_WR_RDMA_WRITE;
+	wr.wr.send_flags = IB_SEND_SIGNALED;
+	wr.wr.sg_list = &sge;
+	wr.wr.num_sge = 1;
+	wr.remote_addr = f->mr->iova;
+	wr.rkey = f->mr->rkey;
+	err = kqp_post_send(t, &wr.wr);
+	err = err ?: kqp_expect(t, what, &(struct kqp_want){
+		.side = KQP_A, .wr_id = wr_id, .status = status,
+		.opcode = IB_WC_RDMA_WRITE });
+	kqp_to_cpu(t);
+	return err;
+}
+
+/* dst holds @seed's bytes where the MR maps, canaries around them. */
+static int kqp_fr_landed(struct kqp *t, u32 seed, const char *what)
+{
+	u32 len = KQP_RDMA_LEN;
+	size_t off = KQP_GAP;
+
+	kqp_fill(t->want, len, seed);
+	return kqp_scatter_ok(t, what, t->dst.va, &len, &off, 1, len);
+}
+
+static int kqp_t_fr_write_inv(struct kqp *t)
+{
+	static const char what[] = "fast registration";
+	struct kqp_fr f = {};
+	int err;
+
+	memset(t->dst.va, KQP_CANARY, KQP_BUF_LEN);
+	err = kqp_fr_get(t, &f, what);
+	err = err ?: kqp_fr_reg(t, &f, 0x900, IB_WC_SUCCESS, what);
+	err = err ?: kqp_fr_write(t, &f, 0x9090, 0x901, IB_WC_SUCCESS, what);
+	err = err ?: kqp_fr_landed(t, 0x9090, what);
+	if (!err) {
+		const struct ib_send_wr *bad = NULL;
+		struct ib_send_wr inv = {
+			.wr_id = 0x902, .opcode = IB_WR_LOCAL_INV,
+			.send_flags = IB_SEND_SIGNALED,
+			.ex.invalidate_rkey = f.mr->rkey,
+		};
+
+		err = ib_post_send(t->qp[KQP_B], &inv, &bad);
+		err = err ?: kqp_expect(t, what, &(struct kqp_want){
+			.side = KQP_B, .wr_id = 0x902,
+			.opcode = IB_WC_LOCAL_INV });
+	}
+	/* Invalidated: the key reaches nothing, the memory is unchanged. */
+	err = err ?: kqp_fr_write(t, &f, 0x1111, 0x903, IB_WC_REM_ACCESS_ERR,
+				  what);
+	err = err ?: kqp_fr_landed(t, 0x9090, what);
+	t->pair_bad = true;
+	kqp_fr_put(t, &f);
+	return err;
+}
+
+static int kqp_t_fr_send_inv(struct kqp *t)
+{
+	static const char what[] = "send with invalidate";
+	struct kqp_fr f = {};
+	struct ib_sge sge, rsge;
+	int err;
+
+	memset(t->dst.va, KQP_CANARY, KQP_BUF_LEN);
+	err = kqp_fr_get(t, &f, what);
+	err = err ?: kqp_fr_reg(t, &f, 0xa00, IB_WC_SUCCESS, what);
+	rsge = kqp_sge(t, &t->rd, 0, 64);
+	err = err ?: kqp_post_recv(t, KQP_B, 0xa01, &rsge, 1);
+	if (!err) {
+		struct ib_send_wr wr = {
+			.wr_id = 0xa02, .opcode = IB_WR_SEND_WITH_INV,
+			.send_flags = IB_SEND_SIGNALED, .sg_list = &sge,
+			.num_sge = 1, .ex.invalidate_rkey = f.mr->rkey,
+		};
+
+		sge = kqp_sge(t, &t->src, 0, 64);
+		err = kqp_post_send(t, &wr);
+		err = err ?: kqp_expect(t, what, &(struct kqp_want){
+			.side = KQP_A, .wr_id = 0xa02, .opcode = IB_WC_SEND });
+		err = err ?: kqp_expect(t, what, &(struct kqp_want){
+			.side = KQP_B, .wr_id = 0xa01, .opcode = IB_WC_RECV,
+			.has_len = true, .len = 64,
+			.flags = IB_WC_WITH_INVALIDATE });
+		if (!err && t->wc[0].ex.invalidate_rkey != f.mr->rkey) {
+			kqp_err("%s: wc invalidate_rkey %#x, expected %#x",
+				what, t->wc[0].ex.invalidate_rkey,
+				f.mr->rkey);
+			err = -EIO;
+		}
+	}
+	err = err ?: kqp_fr_write(t, &f, 0x2222, 0xa03, IB_WC_REM_ACCESS_ERR,
+				  what);
+	t->pair_bad = true;
+	/* Invalidated, the MR registers again under its next key. */
+	err = err ?: kqp_pair(t);
+	if (!err)
+		t->pair_bad = false;
+	err = err ?: kqp_fr_reg(t, &f, 0xa04, IB_WC_SUCCESS, what);
+	err = err ?: kqp_fr_write(t, &f, 0xa0a0, 0xa05, IB_WC_SUCCESS, what);
+	err = err ?: kqp_fr_landed(t, 0xa0a0, what);
+	kqp_fr_put(t, &f);
+	return err;
+}
+
+static int kqp_t_fr_valid(struct kqp *t)
+{
+	static const char what[] = "fast register of a valid MR";
+	struct kqp_fr f = {};
+	int err;
+
+	err = kqp_fr_get(t, &f, what);
+	err = err ?: kqp_fr_reg(t, &f, 0xb00, IB_WC_SUCCESS, what);
+	err = err ?: kqp_fr_reg(t, &f, 0xb01, IB_WC_MW_BIND_ERR, what);
+	t->pair_bad = true;
+	kqp_fr_put(t, &f);
+	return err;
 }
 
 /* --- checks ------------------------------------------------------------ */
@@ -1522,6 +1722,11 @@ static const struct kqp_check kqp_checks[] = {
 	  kqp_t_inline_too_big },
 	{ "post_send past the send queue's size: -ENOMEM, bad_wr the WR that does not fit",
 	  kqp_t_sq_full },
+	{ "fast reg: REG_MR, a Write lands; LOCAL_INV, then REM_ACCESS_ERR",
+	  kqp_t_fr_write_inv },
+	{ "fast reg: Send with Invalidate: the key reported, dead, reusable",
+	  kqp_t_fr_send_inv },
+	{ "IB_WR_REG_MR of a valid MR: IB_WC_MW_BIND_ERR", kqp_t_fr_valid },
 	{ "rdma write with a wrong rkey: IB_WC_REM_ACCESS_ERR, QP in error",
 	  kqp_t_bad_rkey },
 	{ "WRs posted in the error state: IB_WC_WR_FLUSH_ERR", kqp_t_flush },

@@ -668,6 +668,15 @@ static inline struct srnic_skb_cb *srnic_skb_cb(struct sk_buff *skb)
  * @pages: the pinned pages, in order (user MRs)
  * @npages: entries in @pages
  * @page_off: offset of the MR's first byte in @pages[0]
+ * @key: the key that finds it now (lkey = rkey); set at publish, and for
+ *	a fast-registration MR by each Fast Register
+ * @valid: the key works: set at publish; a fast-registration MR is valid
+ *	from a Fast Register to the next invalidation. Set with release
+ *	after the fields above it, read with acquire before them
+ * @fr_pages: fast registration: the pages map_mr_sg() gave, kernel
+ *	virtual addresses of ibmr.page_size chunks (NULL for other MRs)
+ * @fr_max: capacity of @fr_pages
+ * @fr_n: entries in @fr_pages
  * @ref: users: the registration, plus every lookup in flight
  * @n_mw: memory windows bound to it (it cannot be deregistered then)
  * @done: completed when the last user is gone (deregistration waits)
@@ -684,6 +693,11 @@ struct srnic_mr {
 	struct page **pages;
 	u32 npages;
 	u32 page_off;
+	u32 key;
+	bool valid;
+	u64 *fr_pages;
+	u32 fr_max;
+	u32 fr_n;
 	refcount_t ref;
 	atomic_t n_mw;
 	struct completion done;
@@ -806,6 +820,12 @@ int srnic_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
 struct ib_mr *srnic_get_dma_mr(struct ib_pd *ibpd, int access);
 struct ib_mr *srnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata);
+struct ib_mr *srnic_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			     u32 max_num_sg);
+int srnic_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		    unsigned int *sg_offset);
+enum ib_wc_status srnic_mr_fast_reg(struct srnic_qp *qp,
+				    const struct srnic_send_wqe *w);
 struct ib_mr *srnic_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 				  u64 length, u64 iova, int access,
 				  struct ib_pd *ibpd, struct ib_udata *udata);

@@ -36,6 +36,8 @@ static enum ib_wc_opcode srnic_wc_opcode(u32 wr_opcode)
 		return IB_WC_BIND_MW;
 	case IB_WR_LOCAL_INV:
 		return IB_WC_LOCAL_INV;
+	case IB_WR_REG_MR:
+		return IB_WC_REG_MR;
 	default:
 		return IB_WC_SEND;
 	}

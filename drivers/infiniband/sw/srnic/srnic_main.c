@@ -102,6 +102,7 @@ static const struct ib_device_ops srnic_dev_ops = {
 	.device_group = &srnic_attr_group,
 
 	.alloc_hw_port_stats = srnic_alloc_hw_port_stats,
+	.alloc_mr = srnic_alloc_mr,
 	.alloc_mw = srnic_alloc_mw,
 	.fill_res_qp_entry = srnic_fill_res_qp_entry,
 	.alloc_pd = srnic_alloc_pd,
@@ -126,6 +127,7 @@ static const struct ib_device_ops srnic_dev_ops = {
 	.get_link_layer = srnic_get_link_layer,
 	.get_netdev = srnic_get_netdev,
 	.get_port_immutable = srnic_get_port_immutable,
+	.map_mr_sg = srnic_map_mr_sg,
 	.mmap = srnic_mmap,
 	.mmap_free = srnic_mmap_free,
 	.modify_qp = srnic_modify_qp,

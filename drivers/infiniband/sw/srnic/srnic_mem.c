@@ -6,7 +6,8 @@
  * va is found by arithmetic, never by walking a scatterlist. A DMA MR
  * (kernel users) covers kernel virtual addresses: srnic's "DMA addresses"
  * are kernel virtual addresses (the device has no DMA device, so the core
- * maps with ib_uses_virt_dma()).
+ * maps with ib_uses_virt_dma()). A fast-registration MR keeps the kernel
+ * virtual address of each of its pages (ibmr.page_size bytes each).
  *
  * Nothing here checks keys, rights or bounds: callers do that with
  * srnic_mr_check() before any byte moves.
@@ -43,6 +44,22 @@ int srnic_mr_map_pages(struct srnic_mr *mr)
 	return 0;
 }
 
+/*
+ * Fast registration: the kernel address of MR address @va, and how many
+ * bytes from it on lie in the same page.
+ */
+static u8 *srnic_fr_addr(const struct srnic_mr *mr, u64 va, u32 *room)
+{
+	u32 ps = mr->ibmr.page_size;
+	u64 off = va - (mr->iova & ~(u64)(ps - 1));
+	u64 pg = off / ps;
+
+	if (WARN_ON_ONCE(pg >= mr->fr_n))
+		return NULL;
+	*room = ps - (off & (ps - 1));
+	return (u8 *)(uintptr_t)(mr->fr_pages[pg] + (off & (ps - 1)));
+}
+
 /**
  * srnic_mr_store64() - store 8 bytes into an MR with one store
  * @mr: the MR
@@ -61,6 +78,16 @@ void srnic_mr_store64(struct srnic_mr *mr, u64 va, u64 val)
 	u64 off;
 	u8 *addr;
 
+	if (mr->fr_pages) {
+		u32 room;
+
+		addr = srnic_fr_addr(mr, va, &room);
+		if (addr && !((uintptr_t)addr & 7))
+			WRITE_ONCE(*(u64 *)addr, val);
+		else
+			srnic_mr_copy(mr, va, &val, sizeof(val), true);
+		return;
+	}
 	if (!mr->umem) {
 		WRITE_ONCE(*(u64 *)(uintptr_t)va, val);
 		return;
@@ -92,6 +119,23 @@ void srnic_mr_copy(struct srnic_mr *mr, u64 va, void *buf, u32 len,
 	u64 off;
 
 	if (!len)
+		return;
+	while (mr->fr_pages && len) {
+		u32 room, n;
+		u8 *addr = srnic_fr_addr(mr, va, &room);
+
+		if (!addr)
+			return;
+		n = min(len, room);
+		if (to_mr)
+			memcpy(addr, buf, n);
+		else
+			memcpy(buf, addr, n);
+		buf += n;
+		len -= n;
+		va += n;
+	}
+	if (mr->fr_pages)
 		return;
 	if (!mr->umem) {
 		void *addr = (void *)(uintptr_t)va;

@@ -10,6 +10,12 @@
  * The data path finds MRs by key with srnic_mr_get() (RCU, no lock) and
  * holds a reference while it touches the memory; deregistration unlinks
  * the MR, then waits for those references before unpinning the pages.
+ *
+ * Fast registration (kernel users): alloc_mr() makes an MR with a page
+ * list and no valid key; map_mr_sg() fills the list; a Fast Register
+ * work request, executed in send queue order, gives it its key, range and
+ * rights; Local Invalidate or a Send with Invalidate takes them away
+ * again. Its pages are kernel memory the consumer owns.
  */
 #include <linux/completion.h>
 #include <kunit/visibility.h>
@@ -67,6 +73,7 @@ struct srnic_mr *srnic_mr_alloc(struct srnic_dev *sdev, struct ib_pd *pd,
 	key = (mr->index << 8) | ++sdev->mr_keygen[mr->index];
 	mr->ibmr.lkey = key;
 	mr->ibmr.rkey = key;
+	mr->key = key;
 	return mr;
 
 out_free:
@@ -86,6 +93,10 @@ EXPORT_SYMBOL_IF_KUNIT(srnic_mr_alloc);
  */
 void srnic_mr_publish(struct srnic_dev *sdev, struct srnic_mr *mr)
 {
+	if (!mr->fr_pages) {
+		/* Pairs with srnic_mr_get()'s acquire: the fields are set. */
+		smp_store_release(&mr->valid, true);
+	}
 	/* The slot is reserved: storing into it allocates nothing. */
 	xa_store_irq(&sdev->mr_xa, mr->index, mr, GFP_ATOMIC);
 }
@@ -113,6 +124,7 @@ static void srnic_mr_finish(struct srnic_dev *sdev, struct srnic_mr *mr)
 	srnic_mr_put(mr);
 	wait_for_completion(&mr->done);
 	kvfree(mr->pages);
+	kfree(mr->fr_pages);
 	ib_umem_release(mr->umem);
 	srnic_obj_put(&sdev->n_mr);
 	kfree_rcu(mr, rcu);
@@ -159,7 +171,9 @@ struct srnic_mr *srnic_mr_get(struct srnic_dev *sdev, u32 key,
 
 	rcu_read_lock();
 	mr = srnic_mr_entry(xa_load(&sdev->mr_xa, key >> 8));
-	if (mr && (type == SRNIC_LKEY ? mr->ibmr.lkey : mr->ibmr.rkey) != key)
+	/* lkey and rkey are one key; the type documents the caller. */
+	/* Acquire: pairs with the release that made the MR valid. */
+	if (mr && (!smp_load_acquire(&mr->valid) || READ_ONCE(mr->key) != key))
 		mr = NULL;
 	if (mr && !refcount_inc_not_zero(&mr->ref))
 		mr = NULL;
@@ -306,6 +320,108 @@ struct ib_mr *srnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	}
 	srnic_mr_publish(sdev, mr);
 	return &mr->ibmr;
+}
+
+/**
+ * srnic_alloc_mr() - an MR for fast registration (kernel users)
+ * @ibpd: the PD
+ * @type: IB_MR_TYPE_MEM_REG (page lists without gaps)
+ * @max_num_sg: pages it can map, 1..max_fast_reg_page_list_len
+ *
+ * Context: process context.
+ * Return: the MR, not valid until a Fast Register, or an ERR_PTR:
+ * -EINVAL for another type or too many pages, -ENOMEM past max_mr.
+ */
+struct ib_mr *srnic_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+			     u32 max_num_sg)
+{
+	struct srnic_dev *sdev = to_sdev(ibpd->device);
+	struct srnic_mr *mr;
+
+	if (type != IB_MR_TYPE_MEM_REG || !max_num_sg ||
+	    max_num_sg > sdev->attr.max_fast_reg_page_list_len)
+		return ERR_PTR(-EINVAL);
+	mr = srnic_mr_alloc(sdev, ibpd, 0);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	mr->fr_pages = kcalloc(max_num_sg, sizeof(*mr->fr_pages), GFP_KERNEL);
+	if (!mr->fr_pages) {
+		srnic_mr_destroy(sdev, mr);
+		return ERR_PTR(-ENOMEM);
+	}
+	mr->fr_max = max_num_sg;
+	srnic_mr_publish(sdev, mr);
+	return &mr->ibmr;
+}
+
+static int srnic_fr_set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct srnic_mr *mr = to_smr(ibmr);
+
+	if (mr->fr_n >= mr->fr_max)
+		return -ENOMEM;
+	mr->fr_pages[mr->fr_n++] = addr;
+	return 0;
+}
+
+/**
+ * srnic_map_mr_sg() - give a fast-registration MR its pages
+ * @ibmr: the MR, not valid (the consumer's contract)
+ * @sg: DMA-mapped scatterlist (srnic's DMA addresses are kernel virtual)
+ * @sg_nents: entries
+ * @sg_offset: offset into the first entry, or NULL
+ *
+ * The core splits the list into ibmr->page_size pages and sets the MR's
+ * iova and length; the next Fast Register makes them live.
+ *
+ * Context: any.
+ * Return: entries mapped (the core's ib_sg_to_pages() semantics).
+ */
+int srnic_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
+		    unsigned int *sg_offset)
+{
+	struct srnic_mr *mr = to_smr(ibmr);
+
+	if (!mr->fr_pages || !is_power_of_2(ibmr->page_size))
+		return -EINVAL;
+	mr->fr_n = 0;
+	return ib_sg_to_pages(ibmr, sg, sg_nents, sg_offset,
+			      srnic_fr_set_page);
+}
+
+/**
+ * srnic_mr_fast_reg() - execute a Fast Register work request
+ * @qp: the kernel QP that posted it
+ * @w: the request: the MR, its new key (same index, any key byte) and
+ *	rights
+ *
+ * The MR must be a fast-registration MR of the QP's PD that is not valid
+ * (IBA 10.6.3.x: registering a valid MR is an error).
+ *
+ * Context: the transmit engine, under req.lock.
+ * Return: IB_WC_SUCCESS or IB_WC_MW_BIND_ERR.
+ */
+enum ib_wc_status srnic_mr_fast_reg(struct srnic_qp *qp,
+				    const struct srnic_send_wqe *w)
+{
+	struct srnic_mr *mr = to_smr(w->reg.mr);
+	int access = w->reg.access & ~IB_ACCESS_OPTIONAL;
+
+	if (!mr->fr_pages || mr->pd != qp->ibqp.pd ||
+	    (w->reg.key >> 8) != mr->index || READ_ONCE(mr->valid) ||
+	    (access & ~SRNIC_MR_ACCESS_FLAGS) || !mr->ibmr.length)
+		return IB_WC_MW_BIND_ERR;
+	/* Every byte of the range lies in a listed page. */
+	if ((mr->ibmr.iova & (mr->ibmr.page_size - 1)) + mr->ibmr.length >
+	    (u64)mr->fr_n * mr->ibmr.page_size)
+		return IB_WC_MW_BIND_ERR;
+	mr->iova = mr->ibmr.iova;
+	mr->length = mr->ibmr.length;
+	mr->access = access;
+	WRITE_ONCE(mr->key, w->reg.key);
+	/* Pairs with srnic_mr_get()'s acquire: range, rights, key first. */
+	smp_store_release(&mr->valid, true);
+	return IB_WC_SUCCESS;
 }
 
 /**

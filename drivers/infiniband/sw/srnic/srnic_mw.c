@@ -195,10 +195,11 @@ out:
  * @rkey: the key
  * @remote: Send with Invalidate: the window must serve @qp
  *
- * Only a type 2 window of the QP's PD can be invalidated (IBA 10.6.7.2.5;
- * remotely, only through the QP it is bound to, 9.4.1.4); its key stops
- * working for new requests at once. A request already executing with it
- * (a Read being answered) holds the MR and completes.
+ * A fast-registration MR or a type 2 window of the QP's PD can be
+ * invalidated (IBA 10.6.7.2.5; a window remotely only through the QP it
+ * is bound to, 9.4.1.4); the key stops working for new requests at once.
+ * A request already executing with it (a Read being answered) holds the
+ * MR and completes.
  *
  * Context: softirq or the transmit engine; never sleeps.
  * Return: 0, or -EINVAL if @rkey names nothing invalidatable.
@@ -212,8 +213,23 @@ int srnic_invalidate(struct srnic_qp *qp, u32 rkey, bool remote)
 
 	rcu_read_lock();
 	mw = srnic_mw_find(sdev, rkey);
-	if (mw && mw->ibmw.type == IB_MW_TYPE_2 &&
-	    mw->ibmw.pd == qp->ibqp.pd) {
+	if (!mw) {
+		/* A fast-registration MR of the PD (IBA 10.6.3.x). */
+		struct srnic_mr *mr = srnic_mr_entry(xa_load(&sdev->mr_xa,
+							     rkey >> 8));
+		bool valid = false;
+
+		if (mr) {
+			/* Pairs with srnic_mr_fast_reg()'s release. */
+			valid = smp_load_acquire(&mr->valid);
+		}
+		if (valid && mr->fr_pages && mr->pd == qp->ibqp.pd &&
+		    READ_ONCE(mr->key) == rkey) {
+			WRITE_ONCE(mr->valid, false);
+			err = 0;
+		}
+	} else if (mw->ibmw.type == IB_MW_TYPE_2 &&
+		   mw->ibmw.pd == qp->ibqp.pd) {
 		spin_lock_irqsave(&mw->lock, flags);
 		if (mw->valid && mw->ibmw.rkey == rkey &&
 		    (!remote || mw->qpn == qp->ibqp.qp_num)) {

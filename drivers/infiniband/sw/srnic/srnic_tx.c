@@ -522,7 +522,8 @@ static u32 srnic_wqe_npkts(struct srnic_qp *qp, const struct srnic_send_wqe *w)
 
 static bool srnic_op_is_local(u32 wr_opcode)
 {
-	return wr_opcode == IB_WR_BIND_MW || wr_opcode == IB_WR_LOCAL_INV;
+	return wr_opcode == IB_WR_BIND_MW || wr_opcode == IB_WR_LOCAL_INV ||
+	       wr_opcode == IB_WR_REG_MR;
 }
 
 /*
@@ -534,6 +535,8 @@ static enum ib_wc_status srnic_req_local(struct srnic_qp *qp,
 {
 	if (w->opcode == IB_WR_BIND_MW)
 		return srnic_mw_bind(qp, w);
+	if (w->opcode == IB_WR_REG_MR)
+		return srnic_mr_fast_reg(qp, w);
 	return srnic_invalidate(qp, w->inv_rkey, false) ? IB_WC_LOC_QP_OP_ERR :
 							 IB_WC_SUCCESS;
 }
@@ -1049,6 +1052,7 @@ int srnic_req_init(struct srnic_qp *qp)
 	req->lim.type = qp->ibqp.qp_type;
 	req->lim.max_sge = qp->sq.max_sge;
 	req->lim.max_inline = qp->sq.max_inline;
+	req->lim.kernel = !qp->is_user;
 	req->stride = ALIGN(offsetof(struct srnic_swqe, wqe) +
 			    srnic_send_wqe_size(&req->lim), 8);
 	req->window = kvcalloc(slots, req->stride, GFP_KERNEL);
@@ -1178,13 +1182,8 @@ static int srnic_post_one(struct srnic_qp *qp, const struct ib_send_wr *wr)
 
 	if (unlikely(wr->num_sge < 0 || wr->num_sge > sq->max_sge))
 		return -EINVAL;
-	/*
-	 * No kernel user posts Atomic Write; its data has no place here.
-	 * Fast registration is not implemented (the device does not
-	 * advertise IB_DEVICE_MEM_MGT_EXTENSIONS).
-	 */
-	if (unlikely(wr->opcode == SRNIC_WR_ATOMIC_WRITE ||
-		     wr->opcode == IB_WR_REG_MR))
+	/* No kernel user posts Atomic Write; its data has no place here. */
+	if (unlikely(wr->opcode == SRNIC_WR_ATOMIC_WRITE))
 		return -EOPNOTSUPP;
 	if (unlikely(srnic_queue_full(&sq->queue)))
 		return -ENOMEM;
@@ -1212,6 +1211,11 @@ static int srnic_post_one(struct srnic_qp *qp, const struct ib_send_wr *wr)
 	case IB_WR_RDMA_READ:
 		u->wr.wr.rdma.remote_addr = rdma_wr(wr)->remote_addr;
 		u->wr.wr.rdma.rkey = rdma_wr(wr)->rkey;
+		break;
+	case IB_WR_REG_MR:
+		u->wr.wr.reg.mr = reg_wr(wr)->mr;
+		u->wr.wr.reg.key = reg_wr(wr)->key;
+		u->wr.wr.reg.access = reg_wr(wr)->access;
 		break;
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:

@@ -79,6 +79,7 @@ void srnic_init_device_attr(struct srnic_dev *sdev, struct net_device *ndev)
 	a->device_cap_flags = IB_DEVICE_SRQ_RESIZE | IB_DEVICE_SYS_IMAGE_GUID |
 			      IB_DEVICE_PORT_ACTIVE_EVENT |
 			      IB_DEVICE_MEM_WINDOW |
+			      IB_DEVICE_MEM_MGT_EXTENSIONS |
 			      IB_DEVICE_MEM_WINDOW_TYPE_2B |
 			      SRNIC_DEVICE_ATOMIC_WRITE;
 	/* "rdma link delete" may remove the device. */
@@ -90,6 +91,7 @@ void srnic_init_device_attr(struct srnic_dev *sdev, struct net_device *ndev)
 	a->max_cqe = SRNIC_MAX_CQE;
 	a->max_mr = clamp_val(max_mr, 1, SRNIC_MAX_MR);
 	a->max_mw = a->max_mr;
+	a->max_fast_reg_page_list_len = SRNIC_MAX_FR_PAGES;
 	a->max_pd = clamp_val(max_pd, 1, SRNIC_MAX_PD);
 	a->max_qp_rd_atom = SRNIC_MAX_QP_RD_ATOM;
 	a->max_qp_init_rd_atom = SRNIC_MAX_QP_INIT_RD_ATOM;

@@ -23,6 +23,7 @@ static bool srnic_wqe_opcode_ok(enum ib_qp_type type, u32 opcode)
 	case IB_WR_RDMA_WRITE_WITH_IMM:
 	case IB_WR_LOCAL_INV:
 	case IB_WR_BIND_MW:
+	case IB_WR_REG_MR:
 		return type == IB_QPT_RC || type == IB_QPT_UC;
 	case IB_WR_RDMA_READ:
 	case IB_WR_ATOMIC_CMP_AND_SWP:
@@ -68,6 +69,9 @@ int srnic_wqe_from_user(const struct srnic_wqe_limits *lim,
 
 	if (!srnic_wqe_opcode_ok(lim->type, opcode))
 		return opcode > SRNIC_WR_ATOMIC_WRITE ? -EINVAL : -EOPNOTSUPP;
+	/* A user ring's bytes never become a kernel pointer. */
+	if (opcode == IB_WR_REG_MR && !lim->kernel)
+		return -EINVAL;
 	if (flags & ~SRNIC_SEND_FLAGS)
 		return -EINVAL;
 
@@ -91,6 +95,13 @@ int srnic_wqe_from_user(const struct srnic_wqe_limits *lim,
 		w->num_sge = 0;
 		w->length = 0;
 		return 0;
+	case IB_WR_REG_MR:
+		w->reg.mr = u->wr.wr.reg.mr;
+		w->reg.key = u->wr.wr.reg.key;
+		w->reg.access = u->wr.wr.reg.access;
+		w->num_sge = 0;
+		w->length = 0;
+		return w->reg.mr ? 0 : -EINVAL;
 	case IB_WR_BIND_MW:
 		w->mw.addr = u->wr.wr.mw.addr;
 		w->mw.length = u->wr.wr.mw.length;

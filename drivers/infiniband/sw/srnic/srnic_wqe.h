@@ -24,11 +24,15 @@
  * @type: the QP type
  * @max_sge: scatter/gather entries per WQE
  * @max_inline: inline data bytes per WQE
+ * @kernel: a kernel QP: its ring is written by srnic_post_send() only, so
+ *	kernel-only operations (fast registration, which carries an MR
+ *	pointer) are accepted from it
  */
 struct srnic_wqe_limits {
 	enum ib_qp_type type;
 	u32 max_sge;
 	u32 max_inline;
+	bool kernel;
 };
 
 /**
@@ -76,6 +80,7 @@ struct srnic_av {
  * @mw: Bind Memory Window: the window's current key (@mw.mw_rkey), its
  *	key after the bind (@mw.new_rkey), the MR (@mw.mr_lkey), the range
  *	and the rights it is to grant
+ * @reg: Fast Register (kernel QPs only): the MR, its key and rights
  * @length: message bytes, recomputed from the SGEs (or the inline size)
  * @num_sge: entries in @sge (0 for inline data)
  * @sge: the local buffers; for inline data, @inline_data instead
@@ -106,6 +111,11 @@ struct srnic_send_wqe {
 			u32 new_rkey;
 			u32 access;
 		} mw;
+		struct {
+			struct ib_mr *mr;
+			u32 key;
+			u32 access;
+		} reg;
 	};
 	u32 length;
 	u32 num_sge;
