@@ -172,10 +172,15 @@ static void srnic_mr_limits(struct kunit *test)
 	struct srnic_mr *a, *b, *c;
 	struct ib_pd pd;
 
-	c = srnic_mr_alloc(sdev, &pd, IB_ACCESS_MW_BIND);
+	c = srnic_mr_alloc(sdev, &pd, IB_ZERO_BASED);
 	KUNIT_EXPECT_EQ(test, PTR_ERR(c), -EOPNOTSUPP);
 	c = srnic_mr_alloc(sdev, &pd, IB_ACCESS_ON_DEMAND);
 	KUNIT_EXPECT_EQ(test, PTR_ERR(c), -EOPNOTSUPP);
+	/* Memory-window bind rights are implemented (srnic_mw.c). */
+	c = srnic_mr_alloc(sdev, &pd, IB_ACCESS_LOCAL_WRITE |
+			   IB_ACCESS_MW_BIND);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(c));
+	srnic_mr_destroy(sdev, c);
 	a = new_mr(test, sdev, &pd);
 	b = new_mr(test, sdev, &pd);
 	c = srnic_mr_alloc(sdev, &pd, 0);

@@ -24,6 +24,7 @@ static void ctx_init(struct kunit *test, struct wqe_ctx *c,
 	c->lim.type = type;
 	c->lim.max_sge = max_sge;
 	c->lim.max_inline = max_inline;
+	c->lim.kernel = false;
 	c->usize = srnic_user_wqe_size(&c->lim);
 	c->u = kunit_kzalloc(test, c->usize, GFP_KERNEL);
 	c->w = kunit_kzalloc(test, srnic_send_wqe_size(&c->lim), GFP_KERNEL);
@@ -141,12 +142,27 @@ static void srnic_wqe_hostile(struct kunit *test)
 
 	good(&c, 0xffffffff, 1, 8);
 	KUNIT_EXPECT_EQ(test, run(&c), -EINVAL);
+	/* Fast registration carries a kernel pointer: never from a user ring. */
 	good(&c, IB_WR_REG_MR, 1, 8);
 	KUNIT_EXPECT_EQ(test, run(&c), -EINVAL);
+	c.lim.kernel = true;
+	good(&c, IB_WR_REG_MR, 1, 8);
+	c.u->wr.wr.reg.mr = NULL;
+	KUNIT_EXPECT_EQ(test, run(&c), -EINVAL);	/* no MR */
+	c.lim.kernel = false;
+	/* Local operations: their fields, no data. */
 	good(&c, IB_WR_LOCAL_INV, 1, 8);
-	KUNIT_EXPECT_EQ(test, run(&c), -EOPNOTSUPP);
+	c.u->wr.ex.invalidate_rkey = 0x1234;
+	KUNIT_EXPECT_EQ(test, run(&c), 0);
+	KUNIT_EXPECT_EQ(test, c.w->inv_rkey, 0x1234U);
+	KUNIT_EXPECT_EQ(test, c.w->length, 0U);
 	good(&c, IB_WR_BIND_MW, 1, 8);
-	KUNIT_EXPECT_EQ(test, run(&c), -EOPNOTSUPP);
+	c.u->wr.wr.mw.mw_rkey = 0x100;
+	c.u->wr.wr.mw.rkey = 0x101;
+	c.u->wr.wr.mw.length = 1ULL << 33;
+	KUNIT_EXPECT_EQ(test, run(&c), 0);
+	KUNIT_EXPECT_EQ(test, c.w->mw.new_rkey, 0x101U);
+	KUNIT_EXPECT_EQ(test, c.w->mw.length, 1ULL << 33);
 
 	good(&c, IB_WR_SEND, 1, 8);
 	c.u->wr.send_flags |= IB_SEND_IP_CSUM;
