@@ -638,16 +638,29 @@ static inline bool srnic_qp_is_ud(const struct srnic_qp *qp)
 }
 
 /**
- * struct srnic_skb_cb - what a queued packet carries to srnic_xmit()
- * @av: a UD packet's destination (else NULL: the QP's path)
- * @sport: with @av, its UDP source port
+ * struct srnic_skb_cb - a datagram's destination, carried by the packet
+ * @sgid: source GID
+ * @dgid: destination GID
+ * @flow_label: IPv6 flow label
+ * @sport: UDP source port
+ * @tclass: traffic class
+ * @hop_limit: TTL / hop limit
+ * @ud: the fields above are set (else the packet follows its QP's path)
+ * @v6: IPv6 GIDs (else IPv4)
  *
- * Lives in skb->cb until srnic_xmit() reads it; the IP layer owns cb
- * from there on.
+ * A copy, not a pointer into the window: the window entry of a UD WQE
+ * completed at build time may be reused before the packet leaves. Lives
+ * in skb->cb until srnic_xmit() reads it; the IP layer owns cb from there.
  */
 struct srnic_skb_cb {
-	const struct srnic_av *av;
+	u8 sgid[16];
+	u8 dgid[16];
+	u32 flow_label;
 	u16 sport;
+	u8 tclass;
+	u8 hop_limit;
+	u8 ud;
+	u8 v6;
 };
 
 static inline struct srnic_skb_cb *srnic_skb_cb(struct sk_buff *skb)
@@ -715,6 +728,7 @@ struct srnic_mr {
  * @length: bytes it grants
  * @access: IB_ACCESS_REMOTE_* it grants
  * @qpn: type 2: the QP it was bound through, the only one it serves
+ * @dead: being deallocated: no bind may take it any more
  */
 struct srnic_mw {
 	struct ib_mw ibmw;
@@ -726,6 +740,7 @@ struct srnic_mw {
 	u64 length;
 	int access;
 	u32 qpn;
+	bool dead;
 };
 
 static inline struct srnic_mw *to_smw(struct ib_mw *ibmw)

@@ -88,6 +88,8 @@ int srnic_dealloc_mw(struct ib_mw *ibmw)
 
 	xa_erase_irq(&sdev->mr_xa, mw->index);
 	spin_lock_irqsave(&mw->lock, flags);
+	/* A bind that found it before the erase must not bind it again. */
+	mw->dead = true;
 	srnic_mw_unbind(mw);
 	spin_unlock_irqrestore(&mw->lock, flags);
 	/* Lookups that found it are over before the core frees it. */
@@ -161,7 +163,7 @@ enum ib_wc_status srnic_mw_bind(struct srnic_qp *qp,
 			goto out;
 	}
 	spin_lock_irqsave(&mw->lock, flags);
-	if (mw->ibmw.type == IB_MW_TYPE_2 && mw->valid) {
+	if (mw->dead || (mw->ibmw.type == IB_MW_TYPE_2 && mw->valid)) {
 		spin_unlock_irqrestore(&mw->lock, flags);
 		goto out;	/* a bound type 2 window must be freed first */
 	}

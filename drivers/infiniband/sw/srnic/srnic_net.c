@@ -160,14 +160,30 @@ int srnic_xmit(struct srnic_qp *qp, struct sk_buff *skb)
 {
 	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
 	const struct srnic_skb_cb *cb = srnic_skb_cb(skb);
-	const struct srnic_av *av = cb->av ?: &qp->av;
-	/* Datagrams go to many places: no per-QP route cache for them. */
-	struct dst_cache *cache = cb->av ? NULL : &qp->dst_cache;
-	u16 sport = cb->av ? cb->sport : qp->req.sport;
-	bool v4 = av->network_type == RDMA_NETWORK_IPV4;
+	const struct srnic_av *av = &qp->av;
+	struct dst_cache *cache = &qp->dst_cache;
+	u16 sport = qp->req.sport;
+	struct srnic_av dav;
 	struct dst_entry *dst;
 	struct udphdr *uh;
+	bool v4;
 	int err;
+
+	if (cb->ud) {
+		/* Datagrams go to many places: no per-QP route cache. */
+		memset(&dav, 0, sizeof(dav));
+		dav.network_type = cb->v6 ? RDMA_NETWORK_IPV6 :
+					    RDMA_NETWORK_IPV4;
+		memcpy(dav.sgid.raw, cb->sgid, sizeof(cb->sgid));
+		memcpy(dav.dgid.raw, cb->dgid, sizeof(cb->dgid));
+		dav.flow_label = cb->flow_label;
+		dav.traffic_class = cb->tclass;
+		dav.hop_limit = cb->hop_limit;
+		sport = cb->sport;
+		av = &dav;
+		cache = NULL;
+	}
+	v4 = av->network_type == RDMA_NETWORK_IPV4;
 
 	if (v4) {
 		__be32 saddr, daddr;

@@ -809,8 +809,13 @@ static int srnic_req_build(struct srnic_qp *qp, struct srnic_swqe *s,
 	if (srnic_qp_is_ud(qp)) {
 		struct srnic_skb_cb *cb = srnic_skb_cb(skb);
 
-		/* The window entry outlives the packet's transmission. */
-		cb->av = &w->av;
+		memcpy(cb->sgid, w->av.sgid.raw, sizeof(cb->sgid));
+		memcpy(cb->dgid, w->av.dgid.raw, sizeof(cb->dgid));
+		cb->flow_label = w->av.flow_label;
+		cb->tclass = w->av.traffic_class;
+		cb->hop_limit = w->av.hop_limit;
+		cb->v6 = w->av.network_type == RDMA_NETWORK_IPV6;
+		cb->ud = 1;
 		cb->sport = rdma_get_udp_sport(w->av.flow_label,
 					       qp->ibqp.qp_num, w->remote_qpn);
 	}
