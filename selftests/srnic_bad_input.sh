@@ -9,6 +9,8 @@
 #    nothing changed; good ones read back
 #  - verbs arguments out of range (srnic_vtest limits), object limits
 #    exhausted twice (nothing leaked by the refusals)
+#  - a user context sees its link go down and up (IB_EVENT_PORT_ERR,
+#    IB_EVENT_PORT_ACTIVE)
 #  - the netdev deleted under a live device with a user context: the device
 #    goes, the process gets IB_EVENT_DEVICE_FATAL; a namespace deleted
 #    under a live device
@@ -20,7 +22,7 @@ srnic_require
 VTEST=$SRNIC_BIN/srnic_vtest
 [ -x "$VTEST" ] || ktap_skip_rest "no $VTEST (run make selftests-build)"
 ktap_print_header
-ktap_set_plan 23
+ktap_set_plan 25
 
 dmesg_mark
 # Small object limits, so the test can exhaust each one.
@@ -144,6 +146,17 @@ hold_out=$SRNIC_TMP/hold.out
 ip netns exec "$NS_C" "$VTEST" hold srnicc 60 >"$hold_out" 2>&1 &
 hold=$!
 wait_until 20 grep -q ready "$hold_out" || ktap_print_msg "holder: $(cat "$hold_out")"
+# Port events first: the link goes down and comes back.
+ip -n "$NS_C" link set "$VETH_A" down
+wait_until 20 grep -q "event port error" "$hold_out" &&
+	ktap_test_pass "link down: the process got IB_EVENT_PORT_ERR" ||
+	ktap_test_fail "link down: the process got IB_EVENT_PORT_ERR"
+ip -n "$NS_C" link set "$VETH_A" up
+# One event per change: the carrier's later NETDEV_CHANGE adds none.
+wait_until 20 grep -q "event port active" "$hold_out" && sleep 2 &&
+	[ "$(grep -c "event port active" "$hold_out")" -eq 1 ] &&
+	ktap_test_pass "link up: the process got IB_EVENT_PORT_ACTIVE, once" ||
+	ktap_test_fail "link up: the process got IB_EVENT_PORT_ACTIVE, once"
 ip -n "$NS_C" link del "$VETH_A"
 wait_until 30 eval '! rdma_dev_exists srnicc' &&
 	ktap_test_pass "netdev deleted under a live device: device removed" ||

@@ -17,6 +17,13 @@
 #    the Q_Key high bit, immediate and inline data, zero length, no
 #    receive WQE, receive buffer too small, over the MTU, an AH of another
 #    PD
+#  - srnic_ops_test events: asynchronous events at user space: COMM_EST,
+#    SRQ limit (and resize with WQEs posted), LAST_WQE_REACHED,
+#    QP_ACCESS_ERR, QP_FATAL
+#  - srnic_ops_test edge: RC, UC and UD at max_send_sge/max_recv_sge 32
+#    and max_inline_data 512 (one more refused), zero-length Send, Send
+#    with Immediate, Write, Write with Immediate, Read; also srnic <->
+#    rdma_rxe both ways
 #  - srnic_ops_test mw: memory windows: bind, bind beyond the MR, to an
 #    MR without bind rights, of a bound type 2 window; a Write through
 #    another QP (2B), past the window; Local Invalidate; Send with
@@ -41,7 +48,7 @@ require_cmd rping ucmatose udaddy ibv_ud_pingpong ibv_uc_pingpong \
 	ib_write_bw timeout tc
 [ -x "$DGRAM" ] || ktap_skip_rest "no $DGRAM (run make selftests-build)"
 ktap_print_header
-ktap_set_plan 52
+ktap_set_plan 102
 dmesg_mark
 
 srnic_load || srnic_bail "no module"
@@ -142,7 +149,18 @@ dgram() {
 	[ $rc -eq 0 ] || ktap_print_msg "srnic_ops_test $1 exited $rc"
 }
 
+# dgram1 DESC MODE ARGS...: one result for a whole srnic_ops_test run.
+dgram1() {
+	local desc=$1 out rc=0
+	shift
+	out=$("$DGRAM" "$@" 2>&1) || rc=$?
+	printf '# %s\n' "${out//$'\n'/$'\n'# }"
+	[ $rc -eq 0 ] && ktap_test_pass "$desc" || ktap_test_fail "$desc"
+}
+
 dgram ud srnic0 srnic1
+dgram events srnic0 srnic1
+dgram edge srnic0 srnic1
 dgram mw srnic0 srnic1
 dgram rereg srnic0 srnic1
 dgram uc srnic0 srnic1 300 8192 all
@@ -171,6 +189,10 @@ if [ $have_rxe -eq 1 ]; then
 	pair "rdma_rxe <-> srnic: udaddy, 2 UD endpoints each way" "$NS_B" - \
 		udaddy -b "$S4" -c 2 -C 20 -- \
 		udaddy -s "$S4" -c 2 -C 20
+	dgram1 "srnic -> rdma_rxe: srnic_ops_test edge (RC, UC, UD at the limits)" \
+		edge srnic2 rxe0
+	dgram1 "rdma_rxe -> srnic: srnic_ops_test edge (RC, UC, UD at the limits)" \
+		edge rxe0 srnic2
 	pair "rdma_rxe <-> srnic: ibv_ud_pingpong" "$NS_B" - \
 		ibv_ud_pingpong -d srnic2 -g "$GS" -n 100 -p $PORT -- \
 		ibv_ud_pingpong -d rxe0 -g "$GR" -n 100 -p $PORT "$S4"
@@ -180,8 +202,8 @@ if [ $have_rxe -eq 1 ]; then
 	rdma link delete rxe0
 	rmmod rdma_rxe 2>/dev/null
 else
-	for t in "rping -V" "rping -V" ucmatose ucmatose udaddy ud_pingpong \
-		 uc_pingpong; do
+	for t in "rping -V" "rping -V" ucmatose ucmatose udaddy "edge" "edge" \
+		 ud_pingpong uc_pingpong; do
 		ktap_test_skip "rdma_rxe <-> srnic: $t" "no rdma_rxe module"
 	done
 fi

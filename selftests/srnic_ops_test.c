@@ -32,6 +32,25 @@
  *	untouched), rights, PD (a QP of the old PD refused, of the new one
  *	served); remote write without local write refused
  *
+ *   srnic_ops_test events DEV_A DEV_B
+ *	asynchronous events at B, read from its async fd: IBV_EVENT_COMM_EST
+ *	(once) when a Send reaches a QP in RTR; IBV_EVENT_SQ_DRAINED at A
+ *	(SQD with notification, then RTS again); an SRQ's limit event (none
+ *	at the limit, one below it, then disarmed); the SRQ resized with
+ *	WQEs posted; IBV_EVENT_QP_LAST_WQE_REACHED for a QP on the SRQ moved
+ *	to error, whose error flushes none of the SRQ's WQEs; a bad R_Key:
+ *	IBV_EVENT_QP_ACCESS_ERR then LAST_WQE_REACHED; a receive WQE with a
+ *	bad L_Key: IBV_EVENT_QP_FATAL
+ *
+ *   srnic_ops_test edge DEV_A DEV_B
+ *	RC, UC and UD at the advertised limits: QPs with max_send_sge =
+ *	max_recv_sge = 32 and max_inline_data 512 (one more of either
+ *	refused); Sends gathered from 32 SGEs and scattered into 32; inline
+ *	Sends and Writes of 512 bytes (the source overwritten right after
+ *	posting), 513 refused at post; zero-length Send, Send with
+ *	Immediate, Write, Write with Immediate, Read; Writes gathered from
+ *	and Reads scattered into 32 SGEs
+ *
  *   srnic_ops_test uc DEV_A DEV_B MSGS SIZE EXPECT
  *	MSGS Sends and Writes with Immediate of SIZE bytes (several
  *	packets each), each carrying its sequence number and a pattern
@@ -44,6 +63,7 @@
  * Output is TAP; exit status 0 when every case passed.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -56,6 +76,7 @@
 #include <infiniband/verbs.h>
 #include <rdma/ib_user_verbs.h>
 
+#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define QKEY		0x11111111u
 #define GRH_LEN		40
 #define BUF_SIZE	(1024 * 1024)
@@ -155,6 +176,27 @@ static __u64 hw_counter(const struct end *e, const char *name)
 		v = ~0ULL;
 	fclose(f);
 	return v;
+}
+
+/* Print @e's non-zero hw counters (after a failure: what was dropped). */
+static void dump_counters(const struct end *e)
+{
+	static const char *const names[] = {
+		"rcvd_pkts", "sent_pkts", "rx_dropped", "rcvd_seq_err",
+		"out_of_seq_request", "duplicate_request", "send_err",
+		"rcvd_qkey_err", "ud_no_recv_wqe", "uc_msgs_dropped",
+		"rcvd_no_qp", "rcvd_malformed", "rcvd_icrc_err",
+	};
+	unsigned int i;
+	__u64 v;
+
+	printf("# %s:", e->name);
+	for (i = 0; i < ARRAY_SIZE(names); i++) {
+		v = hw_counter(e, names[i]);
+		if (v && v != ~0ULL)
+			printf(" %s %llu", names[i], (unsigned long long)v);
+	}
+	printf("\n");
 }
 
 static long long now_ms(void)
@@ -410,9 +452,26 @@ static void test_ud(struct end *a, struct end *b)
 	ibv_dealloc_pd(pd2);
 }
 
-/* Connect a UC or RC QP to @dqpn on @peer. */
-static void qp_connect(struct ibv_qp *qp, const struct end *self,
-		       const struct end *peer, __u32 dqpn)
+static void qp_to_rts(struct ibv_qp *qp)
+{
+	int rc = qp->qp_type == IBV_QPT_RC;
+	struct ibv_qp_attr a = {};
+
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = 100;
+	a.timeout = 14;
+	a.retry_cnt = 7;
+	a.rnr_retry = 7;
+	a.max_rd_atomic = 4;
+	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
+			  (rc ? IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+				IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC : 0)))
+		die("to RTS");
+}
+
+/* Move a UC or RC QP to RTR, connected to @dqpn on @peer; @rts: and on. */
+static void qp_connect_to(struct ibv_qp *qp, const struct end *self,
+			  const struct end *peer, __u32 dqpn, int rts)
 {
 	int rc = qp->qp_type == IBV_QPT_RC;
 	struct ibv_qp_attr a = {
@@ -441,17 +500,14 @@ static void qp_connect(struct ibv_qp *qp, const struct end *self,
 			  (rc ? IBV_QP_MAX_DEST_RD_ATOMIC |
 				IBV_QP_MIN_RNR_TIMER : 0)))
 		die("to RTR");
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 100;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 4;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
-			  (rc ? IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-				IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC : 0)))
-		die("to RTS");
+	if (rts)
+		qp_to_rts(qp);
+}
+
+static void qp_connect(struct ibv_qp *qp, const struct end *self,
+		       const struct end *peer, __u32 dqpn)
+{
+	qp_connect_to(qp, self, peer, dqpn, 1);
 }
 
 /* What the UC receiver saw. */
@@ -938,12 +994,596 @@ static void test_rereg(struct end *a, struct end *b)
 	    "rereg: the MR deregisters by its handle, the new PD deallocates");
 }
 
+/* --- events: asynchronous events reach user space ------------------------ */
+
+/*
+ * Count the asynchronous events of @type on @elem (a QP, CQ or SRQ)
+ * arriving on @ctx within @ms; others are printed. @first: return at the
+ * first match instead of waiting out @ms. @order, when given, collects
+ * the matching-element event types in arrival order (up to 8).
+ */
+static int async_events(struct ibv_context *ctx, enum ibv_event_type type,
+			void *elem, int ms, int first, int *order)
+{
+	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
+	long long end = now_ms() + ms, left;
+	struct ibv_async_event ev;
+	int seen = 0, n = 0;
+
+	fcntl(ctx->async_fd, F_SETFL,
+	      fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK);
+	while (!(first && seen) && (left = end - now_ms()) > 0) {
+		if (poll(&pfd, 1, left) <= 0 || ibv_get_async_event(ctx, &ev))
+			continue;
+		if ((void *)ev.element.qp == elem && order && n < 8)
+			order[n++] = ev.event_type;
+		if (ev.event_type == type && (void *)ev.element.qp == elem)
+			seen++;
+		else
+			printf("# async event on %s: %s\n",
+			       ibv_get_device_name(ctx->device),
+			       ibv_event_type_str(ev.event_type));
+		ibv_ack_async_event(&ev);
+	}
+	return seen;
+}
+
+/* A Send of @len bytes from A's buffer; its completion status. */
+static int send_one(struct end *a, struct ibv_qp *qa, __u32 len)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)a->buf, .length = len,
+			       .lkey = a->mr->lkey };
+	struct ibv_send_wr wr = { .opcode = IBV_WR_SEND, .sg_list = &sge,
+				  .num_sge = 1 };
+
+	return post_wait(qa, a->scq, &wr);
+}
+
+static void post_srq_recv(struct end *b, struct ibv_srq *srq, __u64 id)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)b->buf + id % 64 * 64,
+			       .length = 64, .lkey = b->mr->lkey };
+	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &sge,
+				  .num_sge = 1 }, *bad;
+
+	if (ibv_post_srq_recv(srq, &wr, &bad))
+		die("ibv_post_srq_recv");
+}
+
+static struct ibv_qp *qp_on_srq(struct end *e, struct ibv_srq *srq)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = e->scq, .recv_cq = e->rcq, .srq = srq,
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_send_sge = 1 },
+	};
+	struct ibv_qp *qp = ibv_create_qp(e->pd, &ia);
+
+	if (!qp)
+		die("ibv_create_qp on an SRQ");
+	return qp;
+}
+
+/* Receive completions at B within @ms: how many succeeded; ids marked. */
+static int recv_many(struct end *b, int want, __u8 *seen, int nseen, int ms)
+{
+	long long end = now_ms() + ms;
+	struct ibv_wc wc;
+	int ok = 0, got = 0;
+
+	while (got < want && now_ms() < end) {
+		if (!poll_one(b->rcq, &wc, 50))
+			continue;
+		got++;
+		if (wc.status == IBV_WC_SUCCESS && wc.wr_id < (__u64)nseen &&
+		    !seen[wc.wr_id]++)
+			ok++;
+		else if (wc.status != IBV_WC_SUCCESS)
+			printf("# receive %llu: %s\n",
+			       (unsigned long long)wc.wr_id,
+			       ibv_wc_status_str(wc.status));
+	}
+	return ok;
+}
+
+/*
+ * COMM_EST, the SRQ limit and resize, LAST_WQE_REACHED, affiliated
+ * errors (ACCESS_ERR, QP_FATAL): each seen through B's async fd.
+ */
+static void test_events(struct end *a, struct end *b)
+{
+	struct ibv_srq_init_attr si = { .attr = { .max_wr = 16,
+						  .max_sge = 1 } };
+	struct ibv_qp *qa, *qb, *qa2, *qb2;
+	struct ibv_srq_attr sa = {};
+	struct ibv_srq *srq;
+	__u8 seen[128] = {};
+	int st, i, n, ev[8] = {}, ok, est;
+	struct ibv_wc wc;
+
+	/* COMM_EST: B's QP is only in RTR when A's first Send arrives. */
+	qa = qp_create(a, IBV_QPT_RC, 16);
+	qb = qp_create(b, IBV_QPT_RC, 16);
+	qp_connect(qa, a, b, qb->qp_num);
+	qp_connect_to(qb, b, a, qa->qp_num, 0);
+	post_recv(b, qb, 1, 0, 64);
+	post_recv(b, qb, 2, 64, 64);
+	st = send_one(a, qa, 64);
+	ok = poll_one(b->rcq, &wc, 2000) && wc.status == IBV_WC_SUCCESS;
+	est = async_events(b->ctx, IBV_EVENT_COMM_EST, qb, 2000, 1, NULL);
+	tap(st == IBV_WC_SUCCESS && ok && est == 1,
+	    "RC: a Send reaching a QP in RTR completes at both ends (%s, %s) and reports IBV_EVENT_COMM_EST",
+	    st_str(st), ok ? "received" : "not received");
+	qp_to_rts(qb);
+	st = send_one(a, qa, 64);
+	ok = poll_one(b->rcq, &wc, 2000) && wc.status == IBV_WC_SUCCESS;
+	est = async_events(b->ctx, IBV_EVENT_COMM_EST, qb, 300, 0, NULL);
+	tap(st == IBV_WC_SUCCESS && ok && est == 0,
+	    "RC: COMM_EST is reported once (%d more after RTS)", est);
+	{
+		struct ibv_qp_attr qs = { .qp_state = IBV_QPS_SQD,
+					  .en_sqd_async_notify = 1 };
+
+		st = ibv_modify_qp(qa, &qs, IBV_QP_STATE |
+				   IBV_QP_EN_SQD_ASYNC_NOTIFY);
+		est = async_events(a->ctx, IBV_EVENT_SQ_DRAINED, qa, 2000, 1,
+				   NULL);
+		qs.qp_state = IBV_QPS_RTS;
+		ok = !st && !ibv_modify_qp(qa, &qs, IBV_QP_STATE);
+		post_recv(b, qb, 3, 0, 64);
+		st = send_one(a, qa, 64);
+		ok = ok && st == IBV_WC_SUCCESS &&
+		     poll_one(b->rcq, &wc, 2000) && wc.status == IBV_WC_SUCCESS;
+		tap(est == 1 && ok,
+		    "RC: to SQD with notification: IBV_EVENT_SQ_DRAINED; back to RTS, a Send completes (%s)",
+		    st_str(st));
+	}
+	ibv_destroy_qp(qa);
+	ibv_destroy_qp(qb);
+
+	/* The SRQ limit: armed at 8 of 16, reported when fewer remain. */
+	srq = ibv_create_srq(b->pd, &si);
+	if (!srq)
+		die("ibv_create_srq");
+	for (i = 0; i < 16; i++)
+		post_srq_recv(b, srq, i);
+	sa.srq_limit = 8;
+	if (ibv_modify_srq(srq, &sa, IBV_SRQ_LIMIT))
+		die("ibv_modify_srq limit");
+	qa = qp_create(a, IBV_QPT_RC, 16);
+	qb = qp_on_srq(b, srq);
+	qp_connect(qa, a, b, qb->qp_num);
+	qp_connect(qb, b, a, qa->qp_num);
+	for (i = 0, st = 0; i < 8 && !st; i++)
+		st = send_one(a, qa, 64);
+	n = recv_many(b, 8, seen, 128, 3000);
+	est = async_events(b->ctx, IBV_EVENT_SRQ_LIMIT_REACHED, srq, 300, 0,
+			   NULL);
+	tap(!st && n == 8 && est == 0,
+	    "SRQ: 8 Sends received, no limit event while 8 of 16 remain (limit 8): %d received, %d events",
+	    n, est);
+	st = send_one(a, qa, 64);
+	n = recv_many(b, 1, seen, 128, 3000);
+	est = async_events(b->ctx, IBV_EVENT_SRQ_LIMIT_REACHED, srq, 2000, 1,
+			   NULL);
+	memset(&sa, 0, sizeof(sa));
+	if (ibv_query_srq(srq, &sa))
+		die("ibv_query_srq");
+	tap(!st && n == 1 && est == 1 && sa.srq_limit == 0,
+	    "SRQ: IBV_EVENT_SRQ_LIMIT_REACHED when 7 remain; the limit disarms (srq_limit %u)",
+	    sa.srq_limit);
+
+	/* Resize with 7 WQEs posted: they survive, 57 more fit. */
+	memset(&sa, 0, sizeof(sa));
+	sa.max_wr = 64;
+	st = ibv_modify_srq(srq, &sa, IBV_SRQ_MAX_WR);
+	memset(&sa, 0, sizeof(sa));
+	ibv_query_srq(srq, &sa);
+	tap(!st && sa.max_wr >= 64, "SRQ: resized 16 -> %u (ibv_modify_srq: %s)",
+	    sa.max_wr, strerror(st));
+	for (i = 16; i < 16 + 57; i++)
+		post_srq_recv(b, srq, i);
+	for (i = 0, st = 0; i < 64 && !st; i++)
+		st = send_one(a, qa, 64);
+	n = recv_many(b, 64, seen, 128, 5000);
+	for (i = 0, ok = 0; i < 16 + 57; i++)
+		ok += seen[i] == 1;
+	tap(!st && n == 64 && ok == 73,
+	    "SRQ: the 7 WQEs posted before the resize and 57 after serve 64 Sends (%d received, %d of 73 WQEs used once)",
+	    n, ok);
+
+	/* LAST_WQE_REACHED: a QP on the SRQ moved to error. */
+	for (i = 73; i < 73 + 8; i++)
+		post_srq_recv(b, srq, i);
+	memset(&sa, 0, sizeof(sa));
+	{
+		struct ibv_qp_attr qa_err = { .qp_state = IBV_QPS_ERR };
+
+		st = ibv_modify_qp(qb, &qa_err, IBV_QP_STATE);
+	}
+	est = async_events(b->ctx, IBV_EVENT_QP_LAST_WQE_REACHED, qb, 2000, 1,
+			   NULL);
+	tap(!st && est == 1,
+	    "SRQ: a QP moved to error reports IBV_EVENT_QP_LAST_WQE_REACHED");
+	/* Its error flushed none of the SRQ's WQEs: another QP uses them. */
+	qa2 = qp_create(a, IBV_QPT_RC, 16);
+	qb2 = qp_on_srq(b, srq);
+	qp_connect(qa2, a, b, qb2->qp_num);
+	qp_connect(qb2, b, a, qa2->qp_num);
+	for (i = 0, st = 0; i < 8 && !st; i++)
+		st = send_one(a, qa2, 64);
+	n = recv_many(b, 8, seen, 128, 3000);
+	tap(!st && n == 8,
+	    "SRQ: the error flushed none of the SRQ's WQEs: 8 Sends to another QP on it received (%d)",
+	    n);
+
+	/* An affiliated error on a QP on the SRQ: the error, then last WQE. */
+	memset(ev, 0, sizeof(ev));
+	st = rdma_op(a, qa2, IBV_WR_RDMA_WRITE, (uintptr_t)b->buf,
+		     b->mr->rkey ^ 0x5a5a00, 64);
+	est = async_events(b->ctx, IBV_EVENT_QP_LAST_WQE_REACHED, qb2, 2000,
+			   1, ev);
+	tap(st == IBV_WC_REM_ACCESS_ERR && est == 1 &&
+	    ev[0] == IBV_EVENT_QP_ACCESS_ERR &&
+	    ev[1] == IBV_EVENT_QP_LAST_WQE_REACHED,
+	    "RC: a Write with a bad R_Key: %s at the requester; IBV_EVENT_QP_ACCESS_ERR then IBV_EVENT_QP_LAST_WQE_REACHED at the responder (%s, %s)",
+	    st_str(st), ibv_event_type_str(ev[0]),
+	    ibv_event_type_str(ev[1]));
+	ibv_destroy_qp(qa);
+	ibv_destroy_qp(qb);
+	ibv_destroy_qp(qa2);
+	ibv_destroy_qp(qb2);
+	while (poll_one(b->rcq, &wc, 100))
+		;
+	tap(!ibv_destroy_srq(srq), "SRQ: destroyed after its QPs");
+
+	/* QP_FATAL: a receive WQE B cannot write through (bad L_Key). */
+	qa = qp_create(a, IBV_QPT_RC, 16);
+	qb = qp_create(b, IBV_QPT_RC, 16);
+	qp_connect(qa, a, b, qb->qp_num);
+	qp_connect(qb, b, a, qa->qp_num);
+	{
+		struct ibv_sge sge = { .addr = (uintptr_t)b->buf,
+				       .length = 64,
+				       .lkey = b->mr->lkey ^ 0x5a5a00 };
+		struct ibv_recv_wr wr = { .wr_id = 9, .sg_list = &sge,
+					  .num_sge = 1 }, *bad;
+
+		if (ibv_post_recv(qb, &wr, &bad))
+			die("ibv_post_recv");
+	}
+	st = send_one(a, qa, 64);
+	ok = poll_one(b->rcq, &wc, 2000) ? (int)wc.status : -1;
+	est = async_events(b->ctx, IBV_EVENT_QP_FATAL, qb, 2000, 1, NULL);
+	tap(st == IBV_WC_REM_OP_ERR && ok == IBV_WC_LOC_PROT_ERR && est == 1,
+	    "RC: a receive WQE with a bad L_Key: %s at the requester, %s at the responder, IBV_EVENT_QP_FATAL",
+	    st_str(st), st_str(ok));
+	ibv_destroy_qp(qa);
+	ibv_destroy_qp(qb);
+}
+
+/* --- edge: the advertised limits, inline and zero-length, every QP type --- */
+
+#define EDGE_SGE	32
+#define EDGE_INLINE	512
+#define EDGE_SRC	0		/* A: gather sources, 64 KiB apart */
+#define EDGE_DST	(512 * 1024)	/* B: scatter targets / Write target */
+
+struct edge {
+	struct end *a, *b;
+	enum ibv_qp_type type;
+	struct ibv_qp *qa, *qb;
+	struct ibv_ah *ah;
+	struct ibv_mr *rmr;	/* B's target, remote read and write */
+	const char *tname;
+};
+
+static struct ibv_qp *edge_qp(struct end *e, enum ibv_qp_type type,
+			      __u32 sge, __u32 inl)
+{
+	struct ibv_qp_init_attr ia = {
+		.send_cq = e->scq, .recv_cq = e->rcq, .qp_type = type,
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+			 .max_send_sge = sge, .max_recv_sge = sge,
+			 .max_inline_data = inl },
+	};
+
+	return ibv_create_qp(e->pd, &ia);
+}
+
+/* SGE i of a gather or scatter list: @n entries over @total bytes. */
+static __u32 edge_len(__u32 i, __u32 n, __u32 total, __u32 salt)
+{
+	__u32 base = total / n, j, sum = 0;
+
+	if (i + 1 < n)
+		return base - base / 4 + (i * salt) % (base / 2 + 1);
+	for (j = 0; j + 1 < n; j++)
+		sum += base - base / 4 + (j * salt) % (base / 2 + 1);
+	return total - sum;
+}
+
+static void edge_sges(struct ibv_sge *sg, __u32 n, __u8 *base, __u32 lkey,
+		      __u32 total, __u32 salt)
+{
+	__u32 i;
+
+	for (i = 0; i < n; i++) {
+		sg[i].addr = (uintptr_t)base + i * 4096 + i;
+		sg[i].length = edge_len(i, n, total, salt);
+		sg[i].lkey = lkey;
+	}
+}
+
+/* Gather @sg into @out; the bytes' count. */
+static __u32 edge_gather(const struct ibv_sge *sg, __u32 n, __u8 *out,
+			 __u32 max)
+{
+	__u32 i, off = 0, l;
+
+	for (i = 0; i < n && off < max; i++) {
+		l = sg[i].length < max - off ? sg[i].length : max - off;
+		memcpy(out + off, (void *)(uintptr_t)sg[i].addr, l);
+		off += l;
+	}
+	return off;
+}
+
+/* Wait for B's receive; its status (-1: none), byte_len, opcode, imm. */
+static int edge_recv(struct edge *x, struct ibv_wc *wc)
+{
+	if (!poll_one(x->b->rcq, wc, 3000))
+		return -1;
+	return wc->status;
+}
+
+/*
+ * Post one request of @op from A: @n gather entries of @total bytes
+ * (n == 0: zero length), inline if @inl; B posted @rn scatter entries.
+ * Checks the completions and the bytes; returns 1 when all is well.
+ */
+static int edge_xfer(struct edge *x, enum ibv_wr_opcode op, __u32 n,
+		     __u32 total, int inl, __u32 rn, char *why, size_t wl)
+{
+	static __u8 want[64 * 1024], got[64 * 1024];
+	struct end *a = x->a, *b = x->b;
+	struct ibv_sge sg[EDGE_SGE], rsg[EDGE_SGE + 1];
+	int ud = x->type == IBV_QPT_UD, recv = op != IBV_WR_RDMA_WRITE &&
+		 op != IBV_WR_RDMA_READ, imm = op == IBV_WR_SEND_WITH_IMM ||
+		 op == IBV_WR_RDMA_WRITE_WITH_IMM;
+	struct ibv_send_wr wr = {}, *bad;
+	struct ibv_recv_wr rwr = {}, *rbad;
+	struct ibv_wc wc, rwc;
+	__u32 i, rtotal = total + (ud ? GRH_LEN : 0), skip;
+	__u8 *src = a->buf + EDGE_SRC, *dst = b->buf + EDGE_DST;
+	int st, rst = IBV_WC_SUCCESS;
+
+	memset(b->buf + EDGE_DST, 0, 256 * 1024);
+	for (i = 0; i < 256 * 1024; i++)
+		src[i] = (__u8)(i * 7 + total + op);
+	edge_sges(sg, n, src, a->mr->lkey, total, 37);
+	if (op == IBV_WR_RDMA_READ) {	/* A reads B's bytes into @sg */
+		memcpy(dst, src, total);
+		memcpy(want, dst, total);
+		memset(src, 0, 256 * 1024);
+	} else {
+		edge_gather(sg, n, want, sizeof(want));
+	}
+	if (recv && (op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM ||
+		     imm)) {
+		/* rn scatter entries over rtotal bytes (GRH area first) */
+		edge_sges(rsg, rn, dst, b->mr->lkey, rtotal, 53);
+		rwr.wr_id = 77;
+		rwr.sg_list = rn ? rsg : NULL;
+		rwr.num_sge = rn;
+		if (ibv_post_recv(x->qb, &rwr, &rbad)) {
+			snprintf(why, wl, "post_recv: %s", strerror(errno));
+			return 0;
+		}
+	}
+	wr.wr_id = 5;
+	wr.opcode = op;
+	wr.sg_list = n ? sg : NULL;
+	wr.num_sge = n;
+	wr.send_flags = IBV_SEND_SIGNALED | (inl ? IBV_SEND_INLINE : 0);
+	wr.imm_data = htonl(0x1234abcd);
+	if (ud) {
+		wr.wr.ud.ah = x->ah;
+		wr.wr.ud.remote_qpn = x->qb->qp_num;
+		wr.wr.ud.remote_qkey = QKEY;
+	} else if (op != IBV_WR_SEND && op != IBV_WR_SEND_WITH_IMM) {
+		wr.wr.rdma.remote_addr = (uintptr_t)dst;
+		wr.wr.rdma.rkey = x->rmr->rkey;
+	}
+	if (ibv_post_send(x->qa, &wr, &bad)) {
+		snprintf(why, wl, "post_send: %s", strerror(errno));
+		return 0;
+	}
+	/* Inline data was copied at post time: the source may change. */
+	if (inl)
+		memset(a->buf + EDGE_SRC, 0xee, 256 * 1024);
+	st = poll_one(a->scq, &wc, 3000) ? (int)wc.status : -1;
+	if (recv && (op == IBV_WR_SEND || imm))
+		rst = edge_recv(x, &rwc);
+	if (st != IBV_WC_SUCCESS || rst != IBV_WC_SUCCESS) {
+		snprintf(why, wl, "requester %s, responder %s", st_str(st),
+			 st_str(rst));
+		return 0;
+	}
+	if (recv && (op == IBV_WR_SEND || imm)) {
+		enum ibv_wc_opcode want_op = op == IBV_WR_RDMA_WRITE_WITH_IMM ?
+			      IBV_WC_RECV_RDMA_WITH_IMM : IBV_WC_RECV;
+
+		if (rwc.opcode != want_op || rwc.byte_len != rtotal ||
+		    !!(rwc.wc_flags & IBV_WC_WITH_IMM) != imm ||
+		    (imm && rwc.imm_data != htonl(0x1234abcd))) {
+			snprintf(why, wl, "receive: opcode %d byte_len %u flags %#x",
+				 rwc.opcode, rwc.byte_len, rwc.wc_flags);
+			return 0;
+		}
+	}
+	/* The bytes: B's scatter list (past the GRH area), B's target or A's. */
+	if (op == IBV_WR_RDMA_READ) {
+		edge_gather(sg, n, got, sizeof(got));
+	} else if (op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM) {
+		__u8 tmp[64 * 1024 + GRH_LEN];
+
+		edge_gather(rsg, rn, tmp, rtotal);
+		skip = ud ? GRH_LEN : 0;
+		memcpy(got, tmp + skip, total);
+	} else {
+		/* A UC Write completes when sent: wait for it to land. */
+		long long end = now_ms() + 3000;
+
+		while (x->type == IBV_QPT_UC && op == IBV_WR_RDMA_WRITE &&
+		       memcmp(dst, want, total) && now_ms() < end)
+			usleep(1000);
+		memcpy(got, dst, total);
+	}
+	if (total && memcmp(got, want, total)) {
+		for (i = 0; i < total && got[i] == want[i]; i++)
+			;
+		snprintf(why, wl, "data differ at byte %u of %u", i, total);
+		return 0;
+	}
+	snprintf(why, wl, "%u bytes", total);
+	return 1;
+}
+
+static void test_edge_type(struct end *a, struct end *b, enum ibv_qp_type t)
+{
+	struct edge x = { .a = a, .b = b, .type = t };
+	int ud = t == IBV_QPT_UD, rc = t == IBV_QPT_RC;
+	__u32 big = ud ? 128u << a->mtu : 6000;
+	struct ibv_qp *q;
+	char why[160];
+	int ok;
+
+	x.tname = rc ? "RC" : ud ? "UD" : "UC";
+	/* One over each limit is refused. */
+	q = edge_qp(a, t, EDGE_SGE + 1, 0);
+	tap(!q && errno, "%s: create_qp with max_send_sge %d refused (%s)",
+	    x.tname, EDGE_SGE + 1, strerror(errno));
+	if (q)
+		ibv_destroy_qp(q);
+	q = edge_qp(a, t, 1, EDGE_INLINE + 1);
+	tap(!q && errno, "%s: create_qp with max_inline_data %d refused (%s)",
+	    x.tname, EDGE_INLINE + 1, strerror(errno));
+	if (q)
+		ibv_destroy_qp(q);
+
+	x.qa = edge_qp(a, t, EDGE_SGE, EDGE_INLINE);
+	x.qb = edge_qp(b, t, EDGE_SGE, EDGE_INLINE);
+	if (!x.qa || !x.qb) {
+		tap(0, "%s: create_qp at max_send_sge = max_recv_sge = %d, max_inline_data %d",
+		    x.tname, EDGE_SGE, EDGE_INLINE);
+		return;
+	}
+	tap(1, "%s: create_qp at max_send_sge = max_recv_sge = %d, max_inline_data %d",
+	    x.tname, EDGE_SGE, EDGE_INLINE);
+	x.rmr = ibv_reg_mr(b->pd, b->buf + EDGE_DST, 256 * 1024,
+			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			   IBV_ACCESS_REMOTE_READ);
+	if (!x.rmr)
+		die("ibv_reg_mr");
+	if (ud) {
+		ud_ready(x.qa, QKEY);
+		ud_ready(x.qb, QKEY);
+		x.ah = ah_to(a->pd, a, b);
+		if (!x.ah)
+			die("ibv_create_ah");
+	} else {
+		qp_connect(x.qa, a, b, x.qb->qp_num);
+		qp_connect(x.qb, b, a, x.qa->qp_num);
+	}
+
+	ok = edge_xfer(&x, IBV_WR_SEND, EDGE_SGE, big, 0, EDGE_SGE, why,
+		       sizeof(why));
+	tap(ok, "%s: Send gathered from %d SGEs, scattered into %d: %s",
+	    x.tname, EDGE_SGE, EDGE_SGE, why);
+	ok = edge_xfer(&x, IBV_WR_SEND, 3, EDGE_INLINE, 1, 1, why,
+		       sizeof(why));
+	tap(ok, "%s: inline Send of %d bytes from 3 SGEs, source overwritten once posted: %s",
+	    x.tname, EDGE_INLINE, why);
+	ok = edge_xfer(&x, IBV_WR_SEND, 0, 0, 0, 1, why, sizeof(why));
+	tap(ok, "%s: zero-length Send (no SGE): %s", x.tname, why);
+	/* UD: one SGE for the GRH area */
+	ok = edge_xfer(&x, IBV_WR_SEND_WITH_IMM, 0, 0, 0, ud, why,
+		       sizeof(why));
+	tap(ok, "%s: zero-length Send with Immediate into a WQE with %d SGEs: %s",
+	    x.tname, ud, why);
+	{
+		struct ibv_sge sg = { .addr = (uintptr_t)a->buf,
+				      .length = EDGE_INLINE + 1,
+				      .lkey = a->mr->lkey };
+		struct ibv_send_wr wr = { .opcode = IBV_WR_SEND,
+					  .sg_list = &sg, .num_sge = 1,
+					  .send_flags = IBV_SEND_INLINE |
+							IBV_SEND_SIGNALED },
+				   *bad;
+		int err;
+
+		wr.wr.ud.ah = x.ah;
+		wr.wr.ud.remote_qpn = x.qb->qp_num;
+		wr.wr.ud.remote_qkey = QKEY;
+		err = ibv_post_send(x.qa, &wr, &bad);
+		tap(err != 0, "%s: inline Send of %d bytes refused at post (%s)",
+		    x.tname, EDGE_INLINE + 1, strerror(err));
+	}
+	if (!ud) {
+		ok = edge_xfer(&x, IBV_WR_RDMA_WRITE, EDGE_SGE, 6000, 0, 0,
+			       why, sizeof(why));
+		tap(ok, "%s: Write gathered from %d SGEs: %s", x.tname,
+		    EDGE_SGE, why);
+		ok = edge_xfer(&x, IBV_WR_RDMA_WRITE, 2, EDGE_INLINE, 1, 0,
+			       why, sizeof(why));
+		tap(ok, "%s: inline Write of %d bytes: %s", x.tname,
+		    EDGE_INLINE, why);
+		ok = edge_xfer(&x, IBV_WR_RDMA_WRITE, 0, 0, 0, 0, why,
+			       sizeof(why));
+		tap(ok, "%s: zero-length Write: %s", x.tname, why);
+		ok = edge_xfer(&x, IBV_WR_RDMA_WRITE_WITH_IMM, 0, 0, 0, 0,
+			       why, sizeof(why));
+		tap(ok, "%s: zero-length Write with Immediate: %s", x.tname,
+		    why);
+		ok = edge_xfer(&x, IBV_WR_RDMA_WRITE_WITH_IMM, EDGE_SGE, 6000,
+			       0, 1, why, sizeof(why));
+		tap(ok, "%s: Write with Immediate gathered from %d SGEs: %s",
+		    x.tname, EDGE_SGE, why);
+	}
+	if (rc) {
+		ok = edge_xfer(&x, IBV_WR_RDMA_READ, EDGE_SGE, 6000, 0, 0,
+			       why, sizeof(why));
+		tap(ok, "RC: Read scattered into %d SGEs: %s", EDGE_SGE, why);
+		ok = edge_xfer(&x, IBV_WR_RDMA_READ, 0, 0, 0, 0, why,
+			       sizeof(why));
+		tap(ok, "RC: zero-length Read: %s", why);
+	}
+	if (tap_failed) {
+		dump_counters(a);
+		dump_counters(b);
+	}
+	ibv_destroy_qp(x.qa);
+	ibv_destroy_qp(x.qb);
+	if (x.ah)
+		ibv_destroy_ah(x.ah);
+	ibv_dereg_mr(x.rmr);
+}
+
+static void test_edge(struct end *a, struct end *b)
+{
+	test_edge_type(a, b, IBV_QPT_RC);
+	test_edge_type(a, b, IBV_QPT_UC);
+	test_edge_type(a, b, IBV_QPT_UD);
+}
+
 int main(int argc, char **argv)
 {
 	struct end a = {}, b = {};
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: %s ud|mw|rereg A B | uc A B MSGS SIZE all|loss\n",
+		fprintf(stderr,
+			"usage: %s ud|mw|rereg|events|edge A B | uc A B MSGS SIZE all|loss\n",
 			argv[0]);
 		return 2;
 	}
@@ -955,6 +1595,10 @@ int main(int argc, char **argv)
 		test_rereg(&a, &b);
 	} else if (!strcmp(argv[1], "mw")) {
 		test_mw(&a, &b);
+	} else if (!strcmp(argv[1], "events")) {
+		test_events(&a, &b);
+	} else if (!strcmp(argv[1], "edge")) {
+		test_edge(&a, &b);
 	} else if (!strcmp(argv[1], "uc") && argc == 7) {
 		test_uc(&a, &b, strtoul(argv[4], NULL, 0),
 			strtoul(argv[5], NULL, 0), !strcmp(argv[6], "all"));

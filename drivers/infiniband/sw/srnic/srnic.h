@@ -100,6 +100,8 @@ struct srnic_txgate {
  * @sn: per-namespace state holding the UDP tunnel sockets (srnic_net.c)
  * @registered: ib_register_device() succeeded and nobody removed it yet
  * @ndev_gone: the netdev unregistered while the device was being created
+ * @port_up: the port state last reported (a port event is sent when it
+ *	changes, not for every netdev notification)
  * @attr: device attributes, fixed at creation
  * @n_*: object counts, each bounded by the matching attribute
  * @qp_xa: QP number to QP
@@ -128,6 +130,7 @@ struct srnic_dev {
 	struct srnic_net *sn;
 	bool registered;
 	bool ndev_gone;
+	bool port_up;
 	struct ib_device_attr attr;
 
 	atomic_t n_ucontext;
@@ -547,6 +550,10 @@ struct srnic_atomic_res {
  * @nak_sent: a PSN sequence NAK went out; stay quiet until @epsn arrives
  * @uc_lost: UC: the message being received lost packets; the rest of it
  *	is dropped until a packet starts a message (counted once)
+ * @comm_est: a packet arrived in RTR and IB_EVENT_COMM_EST was reported
+ *	(once per connection: cleared on the move to RTR)
+ * @last_wqe: the QP (on an SRQ) went to error and
+ *	IB_EVENT_QP_LAST_WQE_REACHED was reported (cleared on reset)
  * @ac: ACK coalescing
  * @reads: Read requests being answered, oldest first
  * @nreads: entries in @reads (bounded by max_dest_rd_atomic)
@@ -566,6 +573,8 @@ struct srnic_resp {
 	u32 roff;
 	bool nak_sent;
 	bool uc_lost;
+	bool comm_est;
+	bool last_wqe;
 	struct srnic_ack_coalesce ac;
 	struct list_head reads;
 	u32 nreads;
@@ -932,6 +941,8 @@ void srnic_comp_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 		   const u8 *payload);
 void srnic_req_complete(struct srnic_qp *qp);
 void srnic_qp_error(struct srnic_qp *qp);
+void srnic_qp_fail(struct srnic_qp *qp, enum ib_event_type ev);
+void srnic_qp_event(struct srnic_qp *qp, enum ib_event_type type);
 void srnic_flush_rq(struct srnic_qp *qp);
 void srnic_req_fail(struct srnic_qp *qp, u32 index, enum ib_wc_status st);
 bool srnic_post_ud_wc(struct srnic_qp *qp, u64 wr_id,

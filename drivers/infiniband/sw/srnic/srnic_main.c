@@ -267,6 +267,7 @@ static int srnic_newlink(const char *ibdev_name, struct net_device *ndev)
 	err = srnic_net_add_dev(sdev->sn, sdev, sdev->ifindex);
 	mutex_lock(&srnic_devices_lock);
 	sdev->registered = !err && !sdev->ndev_gone;
+	sdev->port_up = netif_running(ndev) && netif_carrier_ok(ndev);
 	mutex_unlock(&srnic_devices_lock);
 	if (!sdev->registered) {
 		ib_unregister_device(ibdev);
@@ -289,14 +290,21 @@ static struct rdma_link_ops srnic_link_ops = {
 	.newlink = srnic_newlink,
 };
 
-static void srnic_port_event(struct srnic_dev *sdev, enum ib_event_type type)
+/* Report the port going up or down, once per change. */
+static void srnic_port_event(struct srnic_dev *sdev, bool up)
 {
 	struct ib_event ev = {
 		.device = &sdev->ibdev,
 		.element.port_num = 1,
-		.event = type,
+		.event = up ? IB_EVENT_PORT_ACTIVE : IB_EVENT_PORT_ERR,
 	};
 
+	lockdep_assert_held(&srnic_devices_lock);
+	if (!sdev->registered || sdev->port_up == up)
+		return;
+	sdev->port_up = up;
+	if (!up)
+		srnic_counter_inc(sdev, SRNIC_CNT_LINK_DOWNED);
 	ib_dispatch_event(&ev);
 }
 
@@ -328,20 +336,11 @@ static int srnic_netdev_event(struct notifier_block *nb, unsigned long event,
 		break;
 	case NETDEV_UP:
 	case NETDEV_CHANGE:
-		if (!sdev->registered)
-			break;
-		if (netif_running(ndev) && netif_carrier_ok(ndev)) {
-			srnic_port_event(sdev, IB_EVENT_PORT_ACTIVE);
-		} else {
-			srnic_counter_inc(sdev, SRNIC_CNT_LINK_DOWNED);
-			srnic_port_event(sdev, IB_EVENT_PORT_ERR);
-		}
+		srnic_port_event(sdev,
+				 netif_running(ndev) && netif_carrier_ok(ndev));
 		break;
 	case NETDEV_DOWN:
-		if (!sdev->registered)
-			break;
-		srnic_counter_inc(sdev, SRNIC_CNT_LINK_DOWNED);
-		srnic_port_event(sdev, IB_EVENT_PORT_ERR);
+		srnic_port_event(sdev, false);
 		break;
 	default:
 		break;

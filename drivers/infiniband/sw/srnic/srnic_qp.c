@@ -307,10 +307,22 @@ static void srnic_qp_reset(struct srnic_qp *qp)
 		srnic_queue_reset(&qp->rq.queue);
 		spin_unlock_irq(&qp->rq.lock);
 	}
+	spin_lock_bh(&qp->resp.lock);
+	qp->resp.last_wqe = false;
+	spin_unlock_bh(&qp->resp.lock);
 	qp->av_valid = false;
 }
 
-static void srnic_qp_event(struct srnic_qp *qp, enum ib_event_type type)
+/**
+ * srnic_qp_event() - report an asynchronous event on a QP
+ * @qp: the QP
+ * @type: the event
+ *
+ * Nothing is reported for a QP being destroyed.
+ *
+ * Context: any; never sleeps (the core's and uverbs' handlers do not).
+ */
+void srnic_qp_event(struct srnic_qp *qp, enum ib_event_type type)
 {
 	struct ib_event ev = {
 		.device = qp->ibqp.device,
@@ -318,7 +330,7 @@ static void srnic_qp_event(struct srnic_qp *qp, enum ib_event_type type)
 		.event = type,
 	};
 
-	if (qp->ibqp.event_handler)
+	if (qp->ibqp.event_handler && !READ_ONCE(qp->dead))
 		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
 }
 
@@ -406,6 +418,7 @@ int srnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 			spin_lock_bh(&qp->resp.lock);
 			qp->resp.epsn = qp->rq_psn;
 			qp->resp.msn = 0;
+			qp->resp.comm_est = false;
 			spin_unlock_bh(&qp->resp.lock);
 		}
 		if (new == IB_QPS_RTS && old == IB_QPS_RTR)

@@ -641,6 +641,7 @@ void srnic_resp_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 	u16 flags = pkt->info->flags;
 	struct sk_buff_head out;
 	enum ib_event_type ev = 0;
+	bool comm_est = false;
 	struct sk_buff *skb;
 	s32 d;
 
@@ -655,6 +656,9 @@ void srnic_resp_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 	__skb_queue_head_init(&out);
 
 	spin_lock_bh(&resp->lock);
+	/* srnic_qp_error() flushed the queues meanwhile: take nothing. */
+	if (READ_ONCE(qp->state) == IB_QPS_ERR)
+		goto out;
 	d = srnic_psn_diff(pkt->psn, resp->epsn);
 	if (d > 0) {
 		srnic_counter_inc(sdev, SRNIC_CNT_OOS_REQ);
@@ -672,6 +676,11 @@ void srnic_resp_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 		goto out;
 	}
 	resp->nak_sent = false;
+	/* The first packet in RTR establishes the connection (IBA 11.6.3). */
+	if (unlikely(state == IB_QPS_RTR) && !resp->comm_est) {
+		resp->comm_est = true;
+		comm_est = true;
+	}
 
 	/* The opcode must continue the message in progress, or start one. */
 	if (resp->in_op ? (flags & SRNIC_OPF_FIRST) || !(flags & resp->in_op) :
@@ -746,17 +755,10 @@ out:
 	spin_unlock_bh(&resp->lock);
 	while ((skb = __skb_dequeue(&out)))
 		srnic_xmit(qp, skb);
-	if (ev) {
-		struct ib_event e = {
-			.device = qp->ibqp.device,
-			.element.qp = &qp->ibqp,
-			.event = ev,
-		};
-
-		srnic_qp_error(qp);
-		if (qp->ibqp.event_handler)
-			qp->ibqp.event_handler(&e, qp->ibqp.qp_context);
-	}
+	if (comm_est)
+		srnic_qp_event(qp, IB_EVENT_COMM_EST);
+	if (ev)
+		srnic_qp_fail(qp, ev);
 }
 
 /* UC: the message being received is lost; count it once. */
@@ -803,11 +805,18 @@ void srnic_resp_uc_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 	struct srnic_resp *resp = &qp->resp;
 	u16 flags = pkt->info->flags;
 	enum srnic_resp_verdict v;
+	bool comm_est = false;
 	bool fail = false;
 
 	if (READ_ONCE(qp->req.flushing))
 		return;
 	spin_lock_bh(&resp->lock);
+	if (READ_ONCE(qp->state) == IB_QPS_ERR)
+		goto out;
+	if (READ_ONCE(qp->state) == IB_QPS_RTR && !resp->comm_est) {
+		resp->comm_est = true;
+		comm_est = true;
+	}
 	if (pkt->psn != resp->epsn) {
 		srnic_counter_inc(to_sdev(qp->ibqp.device),
 				  SRNIC_CNT_OOS_REQ);
@@ -843,6 +852,8 @@ void srnic_resp_uc_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 	}
 out:
 	spin_unlock_bh(&resp->lock);
+	if (comm_est)
+		srnic_qp_event(qp, IB_EVENT_COMM_EST);
 	if (fail)
 		srnic_qp_error(qp);
 }
