@@ -1337,6 +1337,30 @@ static int edge_recv(struct edge *x, struct ibv_wc *wc)
 	return wc->status;
 }
 
+/* A zero-length Send from A to B, received: what A sent before is placed. */
+static int edge_fence(struct edge *x, char *why, size_t wl)
+{
+	struct ibv_recv_wr rwr = { .wr_id = 78 }, *rbad;
+	struct ibv_send_wr wr = { .wr_id = 6, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	struct ibv_wc wc;
+	int st, rst;
+
+	if (ibv_post_recv(x->qb, &rwr, &rbad) ||
+	    ibv_post_send(x->qa, &wr, &bad)) {
+		snprintf(why, wl, "fence Send: %s", strerror(errno));
+		return 0;
+	}
+	st = poll_one(x->a->scq, &wc, 3000) ? (int)wc.status : -1;
+	rst = edge_recv(x, &wc);
+	if (st != IBV_WC_SUCCESS || rst != IBV_WC_SUCCESS || wc.wr_id != 78) {
+		snprintf(why, wl, "fence Send: requester %s, responder %s",
+			 st_str(st), st_str(rst));
+		return 0;
+	}
+	return 1;
+}
+
 /*
  * Post one request of @op from A: @n gather entries of @total bytes
  * (n == 0: zero length), inline if @inl; B posted @rn scatter entries.
@@ -1432,18 +1456,32 @@ static int edge_xfer(struct edge *x, enum ibv_wr_opcode op, __u32 n,
 		skip = ud ? GRH_LEN : 0;
 		memcpy(got, tmp + skip, total);
 	} else {
-		/* A UC Write completes when sent: wait for it to land. */
-		long long end = now_ms() + 3000;
-
-		while (x->type == IBV_QPT_UC && op == IBV_WR_RDMA_WRITE &&
-		       memcmp(dst, want, total) && now_ms() < end)
-			usleep(1000);
+		/*
+		 * A UC Write completes when sent: a zero-length Send after
+		 * it on the same QP arrives after it was placed.
+		 */
+		if (x->type == IBV_QPT_UC && op == IBV_WR_RDMA_WRITE &&
+		    !edge_fence(x, why, wl))
+			return 0;
 		memcpy(got, dst, total);
 	}
 	if (total && memcmp(got, want, total)) {
 		for (i = 0; i < total && got[i] == want[i]; i++)
 			;
-		snprintf(why, wl, "data differ at byte %u of %u", i, total);
+		{
+			__u32 j, at = ~0u, e;
+
+			for (j = 0; j + 16 <= total && at == ~0u; j++)
+				if (!memcmp(want + j, got + i, 16))
+					at = j;
+			for (e = i; e < total && got[e] != want[e]; e++)
+				;
+			snprintf(why, wl,
+				 "data differ at byte %u of %u (to %u): got %02x%02x%02x%02x want %02x%02x%02x%02x, found at %d",
+				 i, total, e, got[i], got[i + 1], got[i + 2],
+				 got[i + 3], want[i], want[i + 1], want[i + 2],
+				 want[i + 3], (int)at);
+		}
 		return 0;
 	}
 	snprintf(why, wl, "%u bytes", total);
