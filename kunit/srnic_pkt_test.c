@@ -20,7 +20,7 @@ static const struct {
 	{ 0x05, 16 }, { 0x06, 28 }, { 0x07, 12 }, { 0x08, 12 }, { 0x09, 16 },
 	{ 0x0a, 28 }, { 0x0b, 32 }, { 0x0c, 28 }, { 0x0d, 16 }, { 0x0e, 12 },
 	{ 0x0f, 16 }, { 0x10, 16 }, { 0x11, 16 }, { 0x12, 24 }, { 0x13, 40 },
-	{ 0x14, 40 }, { 0x16, 16 }, { 0x17, 16 }, { 0x1d, 28 },
+	{ 0x14, 40 }, { 0x16, 16 }, { 0x17, 16 }, { 0x1c, 32 }, { 0x1d, 28 },
 	{ 0x20, 12 }, { 0x21, 12 }, { 0x22, 12 }, { 0x23, 16 }, { 0x24, 12 },
 	{ 0x25, 16 }, { 0x26, 28 }, { 0x27, 12 }, { 0x28, 12 }, { 0x29, 16 },
 	{ 0x2a, 28 }, { 0x2b, 32 },
@@ -55,6 +55,7 @@ static void srnic_pkt_opcode_table(struct kunit *test)
 		len += (info->hdrs & SRNIC_HDR_ATMACK) ? 8 : 0;
 		len += (info->hdrs & SRNIC_HDR_IMMDT) ? 4 : 0;
 		len += (info->hdrs & SRNIC_HDR_IETH) ? 4 : 0;
+		len += (info->hdrs & SRNIC_HDR_FETH) ? 4 : 0;
 		KUNIT_EXPECT_EQ_MSG(test, (int)info->hdr_len, len, "%s",
 				    info->name);
 	}
@@ -107,6 +108,10 @@ static void srnic_pkt_fill_ext(struct srnic_pkt *pkt, u32 seed)
 		pkt->imm = cpu_to_be32(0xc0ffee00 + seed);
 	if (h & SRNIC_HDR_IETH)
 		pkt->inv_rkey = 0x5a5a0000 + seed;
+	if (h & SRNIC_HDR_FETH) {
+		pkt->flush_type = 1 + seed % 2;
+		pkt->flush_level = seed % 2;
+	}
 }
 
 static void srnic_pkt_expect_same(struct kunit *test,
@@ -136,6 +141,8 @@ static void srnic_pkt_expect_same(struct kunit *test,
 	KUNIT_EXPECT_EQ(test, a->inv_rkey, b->inv_rkey);
 	KUNIT_EXPECT_EQ(test, a->qkey, b->qkey);
 	KUNIT_EXPECT_EQ(test, a->src_qpn, b->src_qpn);
+	KUNIT_EXPECT_EQ(test, a->flush_type, b->flush_type);
+	KUNIT_EXPECT_EQ(test, a->flush_level, b->flush_level);
 }
 
 /* Every opcode, with every payload size class it allows. */

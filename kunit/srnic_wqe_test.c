@@ -65,6 +65,20 @@ static void good(struct wqe_ctx *c, u32 opcode, u32 nsge, u32 seglen)
 	c->u->dma.length = 0xdeadbeef;
 }
 
+/* A Flush WQE as the rxe ABI of 6.2+ lays it out (wr.flush). */
+static void flush_wqe(struct wqe_ctx *c, u8 type, u8 level)
+{
+	struct srnic_uflush *f;
+
+	good(c, SRNIC_WR_FLUSH, 0, 0);
+	f = (void *)&c->u->wr.wr;
+	f->remote_addr = 0x7f0000004000ULL;
+	f->length = 4096;
+	f->rkey = 0xabcf;
+	f->type = type;
+	f->level = level;
+}
+
 static int run(struct wqe_ctx *c)
 {
 	return srnic_wqe_from_user(&c->lim, c->u, c->w);
@@ -214,6 +228,31 @@ static void srnic_wqe_hostile(struct kunit *test)
 	c.u->wr.send_flags |= IB_SEND_INLINE;
 	KUNIT_EXPECT_EQ(test, run(&c), -EINVAL);
 
+	/* RDMA Flush (6.2 and later): a known type and level, no data. */
+	flush_wqe(&c, SRNIC_FLUSH_GLOBAL, SRNIC_FLUSH_RANGE);
+#if SRNIC_HAVE_FLUSH
+	KUNIT_EXPECT_EQ(test, run(&c), 0);
+	KUNIT_EXPECT_EQ(test, c.w->remote_addr, 0x7f0000004000ULL);
+	KUNIT_EXPECT_EQ(test, c.w->rkey, 0xabcfU);
+	KUNIT_EXPECT_EQ(test, c.w->flush.len, 4096U);
+	KUNIT_EXPECT_EQ(test, c.w->length, 0U);
+	KUNIT_EXPECT_EQ(test, c.w->num_sge, 0U);
+	flush_wqe(&c, SRNIC_FLUSH_GLOBAL | SRNIC_FLUSH_PERSISTENT,
+		  SRNIC_FLUSH_MR);
+	KUNIT_EXPECT_EQ(test, run(&c), 0);
+	flush_wqe(&c, 0, SRNIC_FLUSH_RANGE);
+	KUNIT_EXPECT_EQ(test, run(&c), -EINVAL);
+	flush_wqe(&c, 4, SRNIC_FLUSH_RANGE);
+	KUNIT_EXPECT_EQ(test, run(&c), -EINVAL);
+	flush_wqe(&c, SRNIC_FLUSH_GLOBAL, 2);
+	KUNIT_EXPECT_EQ(test, run(&c), -EINVAL);
+	flush_wqe(&c, SRNIC_FLUSH_GLOBAL, SRNIC_FLUSH_RANGE);
+	c.u->wr.send_flags |= IB_SEND_INLINE;
+	KUNIT_EXPECT_EQ(test, run(&c), -EINVAL);
+#else
+	KUNIT_EXPECT_EQ(test, run(&c), -EOPNOTSUPP);
+#endif
+
 	/* Operations the QP type cannot do. */
 	ctx_init(test, &c, IB_QPT_UC, 4, 64);
 	good(&c, IB_WR_RDMA_READ, 1, 8);
@@ -221,6 +260,8 @@ static void srnic_wqe_hostile(struct kunit *test)
 	good(&c, IB_WR_ATOMIC_FETCH_AND_ADD, 1, 8);
 	KUNIT_EXPECT_EQ(test, run(&c), -EOPNOTSUPP);
 	good(&c, SRNIC_WR_ATOMIC_WRITE, 0, 0);
+	KUNIT_EXPECT_EQ(test, run(&c), -EOPNOTSUPP);
+	flush_wqe(&c, SRNIC_FLUSH_GLOBAL, SRNIC_FLUSH_RANGE);
 	KUNIT_EXPECT_EQ(test, run(&c), -EOPNOTSUPP);
 	good(&c, IB_WR_RDMA_WRITE_WITH_IMM, 1, 8);
 	KUNIT_EXPECT_EQ(test, run(&c), 0);

@@ -17,6 +17,12 @@
 #    the Q_Key high bit, immediate and inline data, zero length, no
 #    receive WQE, receive buffer too small, over the MTU, an AH of another
 #    PD
+#  - srnic_ops_test flush: RDMA Flush (6.2+) through the rxe ABI from a
+#    QP made with the uverbs commands (rdma-core 44 has no
+#    ibv_wr_flush): global visibility of a range and of a region, past
+#    the region, without the right on the key or the QP, persistence;
+#    srnic <-> srnic (not with rdma_rxe, whose Flush packets fail the
+#    ICRC check); on 6.1 the right is refused and a Flush WQE fails
 #  - srnic_ops_test events: asynchronous events at user space: COMM_EST,
 #    SRQ limit (and resize with WQEs posted), LAST_WQE_REACHED,
 #    QP_ACCESS_ERR, QP_FATAL
@@ -48,7 +54,7 @@ require_cmd rping ucmatose udaddy ibv_ud_pingpong ibv_uc_pingpong \
 	ib_write_bw timeout tc
 [ -x "$DGRAM" ] || ktap_skip_rest "no $DGRAM (run make selftests-build)"
 ktap_print_header
-ktap_set_plan 102
+ktap_set_plan 105
 dmesg_mark
 
 srnic_load || srnic_bail "no module"
@@ -159,6 +165,7 @@ dgram1() {
 }
 
 dgram ud srnic0 srnic1
+dgram1 "srnic <-> srnic: RDMA Flush (srnic_ops_test flush)" flush srnic0 srnic1
 dgram events srnic0 srnic1
 dgram edge srnic0 srnic1
 dgram mw srnic0 srnic1
@@ -193,6 +200,14 @@ if [ $have_rxe -eq 1 ]; then
 		edge srnic2 rxe0
 	dgram1 "rdma_rxe -> srnic: srnic_ops_test edge (RC, UC, UD at the limits)" \
 		edge rxe0 srnic2
+	# rdma_rxe's RC FLUSH packets carry an ICRC over their 32 header
+	# bytes twice (its opcode table gives RC FLUSH no payload offset):
+	# each side drops the other's Flush as corrupt (srnic_wire.py's
+	# annex ICRC agrees with srnic, see Documentation/srnic.rst).
+	for t in "srnic -> rdma_rxe" "rdma_rxe -> srnic"; do
+		ktap_test_skip "$t: RDMA Flush" \
+			"rdma_rxe's FLUSH ICRC is not the RoCEv2 one"
+	done
 	pair "rdma_rxe <-> srnic: ibv_ud_pingpong" "$NS_B" - \
 		ibv_ud_pingpong -d srnic2 -g "$GS" -n 100 -p $PORT -- \
 		ibv_ud_pingpong -d rxe0 -g "$GR" -n 100 -p $PORT "$S4"
@@ -203,7 +218,7 @@ if [ $have_rxe -eq 1 ]; then
 	rmmod rdma_rxe 2>/dev/null
 else
 	for t in "rping -V" "rping -V" ucmatose ucmatose udaddy "edge" "edge" \
-		 ud_pingpong uc_pingpong; do
+		 "Flush" "Flush" ud_pingpong uc_pingpong; do
 		ktap_test_skip "rdma_rxe <-> srnic: $t" "no rdma_rxe module"
 	done
 fi

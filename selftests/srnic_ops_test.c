@@ -51,6 +51,15 @@
  *	Immediate, Write, Write with Immediate, Read; Writes gathered from
  *	and Reads scattered into 32 SGEs
  *
+ *   srnic_ops_test flush DEV_A DEV_B
+ *	RDMA Flush from A to B (rdma-core 44 has no ibv_wr_flush(): A's QP is
+ *	made through the uverbs commands and the Flush WQEs written into its
+ *	ring as the rxe ABI of 6.2+ lays them out): Write then Flush of its
+ *	range (global visibility), Flush of a whole region, past the region,
+ *	through a key without the Flush right, for persistence, to a QP
+ *	without the Flush right; on a kernel without Flush: the right is
+ *	refused and a Flush WQE fails
+ *
  *   srnic_ops_test uc DEV_A DEV_B MSGS SIZE EXPECT
  *	MSGS Sends and Writes with Immediate of SIZE bytes (several
  *	packets each), each carrying its sequence number and a pattern
@@ -65,6 +74,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -73,8 +83,10 @@
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <sys/mman.h>
 #include <infiniband/verbs.h>
 #include <rdma/ib_user_verbs.h>
+#include <rdma/rdma_user_rxe.h>
 
 #define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
 #define QKEY		0x11111111u
@@ -469,6 +481,9 @@ static void qp_to_rts(struct ibv_qp *qp)
 		die("to RTS");
 }
 
+/* Remote rights qp_connect_to() grants besides the usual ones. */
+static int qp_extra_access;
+
 /* Move a UC or RC QP to RTR, connected to @dqpn on @peer; @rts: and on. */
 static void qp_connect_to(struct ibv_qp *qp, const struct end *self,
 			  const struct end *peer, __u32 dqpn, int rts)
@@ -477,7 +492,8 @@ static void qp_connect_to(struct ibv_qp *qp, const struct end *self,
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_INIT, .port_num = 1,
 		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
-				   (rc ? IBV_ACCESS_REMOTE_READ : 0),
+				   (rc ? IBV_ACCESS_REMOTE_READ : 0) |
+				   qp_extra_access,
 	};
 
 	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
@@ -508,6 +524,15 @@ static void qp_connect(struct ibv_qp *qp, const struct end *self,
 		       const struct end *peer, __u32 dqpn)
 {
 	qp_connect_to(qp, self, peer, dqpn, 1);
+}
+
+/* An RC QP to RTS whose remote rights are REMOTE_WRITE plus @extra. */
+static void qp_connect_acc(struct ibv_qp *qp, const struct end *self,
+			   const struct end *peer, __u32 dqpn, int extra)
+{
+	qp_extra_access = extra;
+	qp_connect_to(qp, self, peer, dqpn, 1);
+	qp_extra_access = 0;
 }
 
 /* What the UC receiver saw. */
@@ -1615,13 +1640,368 @@ static void test_edge(struct end *a, struct end *b)
 	test_edge_type(a, b, IBV_QPT_UD);
 }
 
+/* --- flush: RDMA Flush through the rxe user ABI -------------------------- */
+
+/*
+ * The stock rdma-core 44 has no ibv_wr_flush(): the requester QP is made
+ * through the uverbs commands librxe itself issues, its send ring mapped
+ * here, and Flush WQEs written into it the way a newer librxe does (the
+ * 6.2+ rxe ABI: wr.flush over wr.rdma). Its completions arrive in a
+ * librxe CQ. The same code drives an rdma_rxe requester.
+ */
+#define WR_FLUSH		14	/* IB_UVERBS_WR_FLUSH */
+#define WC_FLUSH		8	/* IB_UVERBS_WC_FLUSH */
+#define ACC_FLUSH_GLOBAL	0x100	/* IB_UVERBS_ACCESS_FLUSH_GLOBAL */
+#define ACC_FLUSH_PERSISTENT	0x200
+#define FLUSH_GLOBAL		1
+#define FLUSH_PERSISTENT	2
+#define FLUSH_RANGE		0
+#define FLUSH_MR		1
+
+struct uflush {
+	__aligned_u64 remote_addr;
+	__u32 length;
+	__u32 rkey;
+	__u8 type;
+	__u8 level;
+};
+
+struct raw_qp {
+	struct ibv_qp ev;	/* what async events name (libibverbs acks) */
+	struct end *e;
+	__u32 handle, qpn;
+	struct rxe_queue_buf *sq;
+	size_t sq_len;
+};
+
+static int raw_cmd(struct ibv_context *ctx, void *req, size_t len)
+{
+	return write(ctx->cmd_fd, req, len) == (ssize_t)len ? 0 : errno;
+}
+
+static int raw_qp_create(struct raw_qp *r, struct end *e)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_create_qp cmd;
+	} req = {};
+	struct {
+		struct ib_uverbs_create_qp_resp base;
+		struct rxe_create_qp_resp drv;
+	} resp = {};
+	void *p;
+	int err;
+
+	memset(r, 0, sizeof(*r));
+	r->e = e;
+	pthread_mutex_init(&r->ev.mutex, NULL);
+	pthread_cond_init(&r->ev.cond, NULL);
+	req.hdr.command = IB_USER_VERBS_CMD_CREATE_QP;
+	req.hdr.in_words = sizeof(req) / 4;
+	req.hdr.out_words = sizeof(resp) / 4;
+	req.cmd.response = (uintptr_t)&resp;
+	req.cmd.user_handle = (uintptr_t)&r->ev;
+	req.cmd.pd_handle = e->pd->handle;
+	req.cmd.send_cq_handle = e->scq->handle;
+	req.cmd.recv_cq_handle = e->rcq->handle;
+	req.cmd.max_send_wr = 16;
+	req.cmd.max_recv_wr = 1;
+	req.cmd.max_send_sge = 1;
+	req.cmd.max_recv_sge = 1;
+	req.cmd.qp_type = IBV_QPT_RC;
+	err = raw_cmd(e->ctx, &req, sizeof(req));
+	if (err)
+		return err;
+	r->handle = resp.base.qp_handle;
+	r->qpn = resp.base.qpn;
+	r->sq_len = resp.drv.sq_mi.size;
+	p = mmap(NULL, r->sq_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		 e->ctx->cmd_fd, resp.drv.sq_mi.offset);
+	if (p == MAP_FAILED)
+		return errno;
+	r->sq = p;
+	return 0;
+}
+
+static void raw_qp_destroy(struct raw_qp *r)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_destroy_qp cmd;
+	} req = {};
+	struct ib_uverbs_destroy_qp_resp resp;
+
+	if (r->sq)
+		munmap(r->sq, r->sq_len);
+	req.hdr.command = IB_USER_VERBS_CMD_DESTROY_QP;
+	req.hdr.in_words = sizeof(req) / 4;
+	req.hdr.out_words = sizeof(resp) / 4;
+	req.cmd.response = (uintptr_t)&resp;
+	req.cmd.qp_handle = r->handle;
+	raw_cmd(r->e->ctx, &req, sizeof(req));
+}
+
+/* INIT, RTR (to @dqpn on @peer), RTS, as qp_connect_to() does. */
+static int raw_qp_connect(struct raw_qp *r, const struct end *peer,
+			  __u32 dqpn)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_modify_qp cmd;
+	} req;
+	struct ib_uverbs_modify_qp *c = &req.cmd;
+	int err;
+
+	memset(&req, 0, sizeof(req));
+	req.hdr.command = IB_USER_VERBS_CMD_MODIFY_QP;
+	req.hdr.in_words = sizeof(req) / 4;
+	c->qp_handle = r->handle;
+	c->qp_state = IBV_QPS_INIT;
+	c->port_num = 1;
+	c->attr_mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+		       IBV_QP_ACCESS_FLAGS;
+	err = raw_cmd(r->e->ctx, &req, sizeof(req));
+	if (err)
+		return err;
+	c->qp_state = IBV_QPS_RTR;
+	c->path_mtu = r->e->mtu;
+	c->dest_qp_num = dqpn;
+	c->rq_psn = 100;
+	c->max_dest_rd_atomic = 4;
+	c->min_rnr_timer = 1;
+	memcpy(c->dest.dgid, peer->gid.raw, 16);
+	c->dest.sgid_index = r->e->gid_index;
+	c->dest.hop_limit = 64;
+	c->dest.is_global = 1;
+	c->dest.port_num = 1;
+	c->attr_mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+		       IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+		       IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+	err = raw_cmd(r->e->ctx, &req, sizeof(req));
+	if (err)
+		return err;
+	memset(c, 0, sizeof(*c));
+	c->qp_handle = r->handle;
+	c->qp_state = IBV_QPS_RTS;
+	c->sq_psn = 100;
+	c->timeout = 14;
+	c->retry_cnt = 7;
+	c->rnr_retry = 7;
+	c->max_rd_atomic = 4;
+	c->attr_mask = IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+		       IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+		       IBV_QP_MAX_QP_RD_ATOMIC;
+	return raw_cmd(r->e->ctx, &req, sizeof(req));
+}
+
+/*
+ * Write a Flush (or, @len_write > 0, an RDMA Write of that many bytes
+ * from A's buffer) into the ring and ring the doorbell.
+ */
+static int raw_post(struct raw_qp *r, __u32 opcode, __u64 raddr,
+		    __u32 rkey, __u32 len, __u8 type, __u8 level)
+{
+	struct rxe_queue_buf *q = r->sq;
+	__u32 prod = q->producer_index;
+	__u32 cons = __atomic_load_n(&q->consumer_index, __ATOMIC_ACQUIRE);
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_post_send cmd;
+	} req = {};
+	struct ib_uverbs_post_send_resp resp;
+	struct rxe_send_wqe *w;
+
+	if (((prod + 1) & q->index_mask) == (cons & q->index_mask))
+		return -1;	/* full */
+	w = (void *)(q->data + ((size_t)(prod & q->index_mask) <<
+				q->log2_elem_size));
+	memset(w, 0, (size_t)1 << q->log2_elem_size);
+	w->wr.wr_id = opcode;
+	w->wr.opcode = opcode;
+	w->wr.send_flags = IBV_SEND_SIGNALED;
+	w->iova = raddr;
+	if (opcode == WR_FLUSH) {
+		struct uflush *f = (void *)&w->wr.wr;
+
+		f->remote_addr = raddr;
+		f->length = len;
+		f->rkey = rkey;
+		f->type = type;
+		f->level = level;
+		w->dma.length = len;
+		w->dma.resid = len;
+	} else {
+		w->wr.wr.rdma.remote_addr = raddr;
+		w->wr.wr.rdma.rkey = rkey;
+		w->dma.length = len;
+		w->dma.resid = len;
+		w->dma.num_sge = 1;
+		w->dma.sge[0].addr = (uintptr_t)r->e->buf;
+		w->dma.sge[0].length = len;
+		w->dma.sge[0].lkey = r->e->mr->lkey;
+	}
+	__atomic_store_n(&q->producer_index, (prod + 1) & q->index_mask,
+			 __ATOMIC_RELEASE);
+	req.hdr.command = IB_USER_VERBS_CMD_POST_SEND;
+	req.hdr.in_words = sizeof(req) / 4;
+	req.hdr.out_words = sizeof(resp) / 4;
+	req.cmd.response = (uintptr_t)&resp;
+	req.cmd.qp_handle = r->handle;
+	req.cmd.wqe_size = sizeof(struct ib_uverbs_send_wr);
+	return raw_cmd(r->e->ctx, &req, sizeof(req));
+}
+
+/* Post and wait: the completion's status (-1: none), its opcode. */
+static int raw_do(struct raw_qp *r, __u32 opcode, __u64 raddr, __u32 rkey,
+		  __u32 len, __u8 type, __u8 level, int *wc_op)
+{
+	struct ibv_wc wc;
+
+	int err = raw_post(r, opcode, raddr, rkey, len, type, level);
+
+	if (err) {
+		printf("# post of opcode %u: %s\n", opcode,
+		       err < 0 ? "ring full" : strerror(err));
+		return -1;
+	}
+	if (!poll_one(r->e->scq, &wc, 5000))
+		return -1;
+	if (wc_op)
+		*wc_op = wc.opcode;
+	return wc.status;
+}
+
+static void test_flush(struct end *a, struct end *b)
+{
+	__u32 off = 512 * 1024, len = 64 * 1024;
+	__u8 *t = b->buf + off;
+	struct ibv_mr *fm, *nm;
+	struct ibv_qp *qb;
+	struct raw_qp r;
+	int st, op = -1, i, ok;
+
+	/* B's target: Flush rights for global visibility, or not. */
+	fm = ibv_reg_mr(b->pd, t, len, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE | ACC_FLUSH_GLOBAL);
+	nm = ibv_reg_mr(b->pd, t + len, len, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE);
+	if (!nm)
+		die("ibv_reg_mr");
+	qb = qp_create(b, IBV_QPT_RC, 16);
+	if (raw_qp_create(&r, a))
+		die("raw create_qp");
+	if (!fm) {
+		/*
+		 * A kernel without Flush (6.1): the core refuses the right;
+		 * a Flush posted anyway fails its WQE, nothing else.
+		 */
+		tap(errno == EINVAL || errno == EOPNOTSUPP,
+		    "no Flush in this kernel: reg_mr with IB_ACCESS_FLUSH_GLOBAL refused (%s)",
+		    strerror(errno));
+		qp_connect_acc(qb, b, a, r.qpn, 0);
+		if (raw_qp_connect(&r, b, qb->qp_num))
+			die("raw modify_qp");
+		st = raw_do(&r, WR_FLUSH, (uintptr_t)t + len, nm->rkey, 64,
+			    FLUSH_GLOBAL, FLUSH_RANGE, NULL);
+		tap(st > 0, "no Flush in this kernel: a Flush WQE fails (%s)",
+		    st_str(st));
+		goto out;
+	}
+	tap(1, "reg_mr with IB_ACCESS_FLUSH_GLOBAL");
+	errno = 0;
+	{
+		struct ibv_mr *pm = ibv_reg_mr(b->pd, t, len,
+					       IBV_ACCESS_LOCAL_WRITE |
+					       ACC_FLUSH_PERSISTENT);
+
+		tap(!pm, "reg_mr with IB_ACCESS_FLUSH_PERSISTENT refused (%s): no pmem",
+		    pm ? "accepted" : strerror(errno));
+		if (pm)
+			ibv_dereg_mr(pm);
+	}
+	qp_connect_acc(qb, b, a, r.qpn, ACC_FLUSH_GLOBAL);
+	if (raw_qp_connect(&r, b, qb->qp_num))
+		die("raw modify_qp");
+
+	/* Writes, then a Flush of their range: both complete, bytes there. */
+	for (i = 0; i < 4096; i++)
+		a->buf[i] = (__u8)(i * 13 + 5);
+	memset(t, 0, 8192);
+	st = raw_do(&r, IBV_WR_RDMA_WRITE, (uintptr_t)t, fm->rkey, 4096, 0, 0,
+		    NULL);
+	ok = st;
+	st = raw_do(&r, WR_FLUSH, (uintptr_t)t, fm->rkey, 4096, FLUSH_GLOBAL,
+		    FLUSH_RANGE, &op);
+	tap(ok == IBV_WC_SUCCESS && st == IBV_WC_SUCCESS && op == WC_FLUSH &&
+	    !memcmp(t, a->buf, 4096),
+	    "Write (%s) then Flush (global, range): %s, completion opcode %d, data %s",
+	    st_str(ok), st_str(st), op,
+	    memcmp(t, a->buf, 4096) ? "NOT placed" : "placed");
+	st = raw_do(&r, WR_FLUSH, 0, fm->rkey, 0, FLUSH_GLOBAL, FLUSH_MR, &op);
+	tap(st == IBV_WC_SUCCESS, "Flush of the whole region (level MR): %s",
+	    st_str(st));
+	st = raw_do(&r, WR_FLUSH, (uintptr_t)t + len - 64, fm->rkey, 128,
+		    FLUSH_GLOBAL, FLUSH_RANGE, NULL);
+	tap(st == IBV_WC_REM_ACCESS_ERR,
+	    "Flush of a range past the region: %s", st_str(st));
+	raw_qp_destroy(&r);
+	ibv_destroy_qp(qb);
+
+	/* An MR without the Flush right. */
+	qb = qp_create(b, IBV_QPT_RC, 16);
+	if (raw_qp_create(&r, a))
+		die("raw create_qp");
+	qp_connect_acc(qb, b, a, r.qpn, ACC_FLUSH_GLOBAL);
+	if (raw_qp_connect(&r, b, qb->qp_num))
+		die("raw modify_qp");
+	st = raw_do(&r, WR_FLUSH, (uintptr_t)t + len, nm->rkey, 64,
+		    FLUSH_GLOBAL, FLUSH_RANGE, NULL);
+	tap(st == IBV_WC_REM_ACCESS_ERR,
+	    "Flush through a key without the Flush right: %s", st_str(st));
+	raw_qp_destroy(&r);
+	ibv_destroy_qp(qb);
+
+	/* Persistence asked of memory that has none. */
+	qb = qp_create(b, IBV_QPT_RC, 16);
+	if (raw_qp_create(&r, a))
+		die("raw create_qp");
+	qp_connect_acc(qb, b, a, r.qpn, ACC_FLUSH_GLOBAL);
+	if (raw_qp_connect(&r, b, qb->qp_num))
+		die("raw modify_qp");
+	st = raw_do(&r, WR_FLUSH, (uintptr_t)t, fm->rkey, 64,
+		    FLUSH_PERSISTENT, FLUSH_RANGE, NULL);
+	tap(st == IBV_WC_REM_INV_REQ_ERR,
+	    "Flush for persistence to a QP that does not allow it: %s",
+	    st_str(st));
+	raw_qp_destroy(&r);
+	ibv_destroy_qp(qb);
+
+	/* A responder QP without the Flush right: invalid request. */
+	qb = qp_create(b, IBV_QPT_RC, 16);
+	if (raw_qp_create(&r, a))
+		die("raw create_qp");
+	qp_connect_acc(qb, b, a, r.qpn, 0);
+	if (raw_qp_connect(&r, b, qb->qp_num))
+		die("raw modify_qp");
+	st = raw_do(&r, WR_FLUSH, (uintptr_t)t, fm->rkey, 64, FLUSH_GLOBAL,
+		    FLUSH_RANGE, NULL);
+	tap(st == IBV_WC_REM_INV_REQ_ERR,
+	    "Flush to a QP without the Flush right: %s", st_str(st));
+out:
+	raw_qp_destroy(&r);
+	ibv_destroy_qp(qb);
+	if (fm)
+		ibv_dereg_mr(fm);
+	ibv_dereg_mr(nm);
+}
+
 int main(int argc, char **argv)
 {
 	struct end a = {}, b = {};
 
 	if (argc < 4) {
 		fprintf(stderr,
-			"usage: %s ud|mw|rereg|events|edge A B | uc A B MSGS SIZE all|loss\n",
+			"usage: %s ud|mw|rereg|events|edge|flush A B | uc A B MSGS SIZE all|loss\n",
 			argv[0]);
 		return 2;
 	}
@@ -1637,6 +2017,8 @@ int main(int argc, char **argv)
 		test_events(&a, &b);
 	} else if (!strcmp(argv[1], "edge")) {
 		test_edge(&a, &b);
+	} else if (!strcmp(argv[1], "flush")) {
+		test_flush(&a, &b);
 	} else if (!strcmp(argv[1], "uc") && argc == 7) {
 		test_uc(&a, &b, strtoul(argv[4], NULL, 0),
 			strtoul(argv[5], NULL, 0), !strcmp(argv[6], "all"));

@@ -86,6 +86,20 @@ struct srnic_ieth {
 	__be32	rkey;
 };
 
+/*
+ * FLUSH Extended Transport Header (IBA 1.5 memory placement extensions):
+ * the placement type (1 global visibility, 2 persistence) in bits 3:0,
+ * the selectivity level (0 the RETH's range, 1 the whole region) in bits
+ * 5:4. It precedes the RETH.
+ */
+struct srnic_feth {
+	__be32	bits;
+};
+
+#define SRNIC_FETH_PLT_MASK	0x0000000f
+#define SRNIC_FETH_SEL_MASK	0x00000030
+#define SRNIC_FETH_SEL_SHIFT	4
+
 /* Datagram Extended Transport Header (UD). */
 struct srnic_deth {
 	__be32	qkey;
@@ -131,6 +145,7 @@ enum srnic_op {
 	SRNIC_OP_FETCH_ADD			= 0x14,
 	SRNIC_OP_SEND_LAST_INV			= 0x16,
 	SRNIC_OP_SEND_ONLY_INV			= 0x17,
+	SRNIC_OP_FLUSH				= 0x1c,	/* RC only */
 	SRNIC_OP_ATOMIC_WRITE			= 0x1d,	/* RC only */
 };
 

@@ -32,6 +32,8 @@ static enum ib_wc_opcode srnic_wc_opcode(u32 wr_opcode)
 		return IB_WC_FETCH_ADD;
 	case SRNIC_WR_ATOMIC_WRITE:
 		return (enum ib_wc_opcode)SRNIC_WC_ATOMIC_WRITE;
+	case SRNIC_WR_FLUSH:
+		return (enum ib_wc_opcode)SRNIC_WC_FLUSH;
 	case IB_WR_BIND_MW:
 		return IB_WC_BIND_MW;
 	case IB_WR_LOCAL_INV:
@@ -391,7 +393,8 @@ static bool srnic_comp_read(struct srnic_qp *qp, struct srnic_pkt *pkt,
 	bool last, moved = false;
 	int err;
 
-	if (s && s->wqe.opcode == SRNIC_WR_ATOMIC_WRITE) {
+	if (s && (s->wqe.opcode == SRNIC_WR_ATOMIC_WRITE ||
+		  s->wqe.opcode == SRNIC_WR_FLUSH)) {
 		/* Answered like a Read with nothing to read (or ACKed). */
 		if (pkt->opcode != SRNIC_OP_READ_RESPONSE_ONLY || pkt->paylen) {
 			srnic_counter_inc(sdev, SRNIC_CNT_MALFORMED);

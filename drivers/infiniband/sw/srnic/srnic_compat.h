@@ -59,4 +59,48 @@ static_assert(SRNIC_WC_ATOMIC_WRITE == IB_WC_ATOMIC_WRITE);
 #define SRNIC_DEVICE_ATOMIC_WRITE	0
 #endif
 
+/*
+ * RDMA Flush arrived in v6.2 as well ("RDMA: Extend RDMA kernel verbs ABI
+ * to support flush"), with the MR and QP access rights that allow it. On
+ * 6.1 the core refuses those rights, so no MR could be flushed: srnic
+ * offers Flush on 6.2 and later only. The placement type srnic offers is
+ * global visibility; it has no persistent memory.
+ */
+#define SRNIC_WR_FLUSH		14	/* IB_UVERBS_WR_FLUSH */
+#define SRNIC_WC_FLUSH		8	/* IB_UVERBS_WC_FLUSH */
+#define SRNIC_FLUSH_GLOBAL	1	/* IB_FLUSH_GLOBAL */
+#define SRNIC_FLUSH_PERSISTENT	2	/* IB_FLUSH_PERSISTENT */
+#define SRNIC_FLUSH_RANGE	0	/* IB_FLUSH_RANGE */
+#define SRNIC_FLUSH_MR		1	/* IB_FLUSH_MR */
+#if KERNEL_VERSION(6, 2, 0) <= LINUX_VERSION_CODE
+static_assert(SRNIC_WR_FLUSH == IB_WR_FLUSH);
+static_assert(SRNIC_WC_FLUSH == IB_WC_FLUSH);
+static_assert(SRNIC_FLUSH_GLOBAL == IB_FLUSH_GLOBAL);
+static_assert(SRNIC_FLUSH_PERSISTENT == IB_FLUSH_PERSISTENT);
+static_assert(SRNIC_FLUSH_RANGE == IB_FLUSH_RANGE);
+static_assert(SRNIC_FLUSH_MR == IB_FLUSH_MR);
+#define SRNIC_HAVE_FLUSH		1
+#define SRNIC_DEVICE_FLUSH_GLOBAL	IB_DEVICE_FLUSH_GLOBAL
+#define SRNIC_ACCESS_FLUSH_GLOBAL	IB_ACCESS_FLUSH_GLOBAL
+#define SRNIC_ACCESS_FLUSH_PERSISTENT	IB_ACCESS_FLUSH_PERSISTENT
+#else
+#define SRNIC_HAVE_FLUSH		0
+#define SRNIC_DEVICE_FLUSH_GLOBAL	0
+#define SRNIC_ACCESS_FLUSH_GLOBAL	0
+#define SRNIC_ACCESS_FLUSH_PERSISTENT	0
+#endif
+
+/*
+ * The flush work request in a user ring: struct rxe_send_wr's wr.flush
+ * since v6.2 (the 6.1 uAPI header lacks the member), over the same bytes
+ * as wr.rdma.
+ */
+struct srnic_uflush {
+	__aligned_u64 remote_addr;
+	__u32 length;
+	__u32 rkey;
+	__u8 type;
+	__u8 level;
+};
+
 #endif /* SRNIC_COMPAT_H */

@@ -22,10 +22,13 @@
 
 #include "srnic.h"
 
-/* Rights srnic implements; optional flags (relaxed ordering) are ignored. */
+/*
+ * Rights srnic implements; optional flags (relaxed ordering) are ignored.
+ * Flush for global visibility from 6.2 on (0 before).
+ */
 #define SRNIC_MR_ACCESS_FLAGS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			       IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
-			       IB_ACCESS_MW_BIND)
+			       IB_ACCESS_MW_BIND | SRNIC_ACCESS_FLUSH_GLOBAL)
 
 /**
  * srnic_mr_alloc() - allocate an MR and reserve its key

@@ -40,7 +40,8 @@
 /*
  * IBA 9.2-9.4: which opcodes exist for which transport, the extended
  * headers each carries and the resulting header length (BTH 12, DETH 8,
- * RETH 16, AtomicETH 28, AETH 4, AtomicAckETH 8, ImmDt 4, IETH 4).
+ * RETH 16, AtomicETH 28, AETH 4, AtomicAckETH 8, ImmDt 4, IETH 4,
+ * FETH 4).
  */
 static const struct srnic_opinfo srnic_opcodes[256] = {
 	OP(RC, SEND_FIRST, "SEND_FIRST", 0, SND | F, 12),
@@ -79,6 +80,9 @@ static const struct srnic_opinfo srnic_opcodes[256] = {
 	   SND | L | INV, 16),
 	OP(RC, SEND_ONLY_INV, "SEND_ONLY_WITH_INVALIDATE", SRNIC_HDR_IETH,
 	   SND | F | L | INV, 16),
+	/* IBA 1.5 (Flush): FETH and RETH, no payload. */
+	OP(RC, FLUSH, "FLUSH", SRNIC_HDR_FETH | H_RETH,
+	   Q | F | L | SRNIC_OPF_FLUSH, 32),
 	/* IBA 1.5 (Atomic Write): RETH and exactly 8 bytes of payload. */
 	OP(RC, ATOMIC_WRITE, "RDMA_ATOMIC_WRITE", H_RETH,
 	   WR | F | L | SRNIC_OPF_AWRITE, 28),
@@ -219,6 +223,14 @@ enum srnic_pkt_err srnic_pkt_parse(struct srnic_pkt *pkt, const void *buf,
 		pkt->src_qpn = be32_to_cpu(deth->sqp) & SRNIC_BTH_QPN_MASK;
 		p += sizeof(*deth);
 	}
+	if (info->hdrs & SRNIC_HDR_FETH) {
+		u32 bits = get_unaligned_be32(p);
+
+		pkt->flush_type = bits & SRNIC_FETH_PLT_MASK;
+		pkt->flush_level = (bits & SRNIC_FETH_SEL_MASK) >>
+				   SRNIC_FETH_SEL_SHIFT;
+		p += sizeof(struct srnic_feth);
+	}
 	if (info->hdrs & SRNIC_HDR_RETH) {
 		const struct srnic_reth *reth = (const void *)p;
 
@@ -301,6 +313,12 @@ int srnic_pkt_build(struct srnic_pkt *pkt, void *buf, u32 size)
 		deth->qkey = cpu_to_be32(pkt->qkey);
 		deth->sqp = cpu_to_be32(pkt->src_qpn & SRNIC_BTH_QPN_MASK);
 		p += sizeof(*deth);
+	}
+	if (info->hdrs & SRNIC_HDR_FETH) {
+		put_unaligned_be32((pkt->flush_type & SRNIC_FETH_PLT_MASK) |
+				   ((pkt->flush_level << SRNIC_FETH_SEL_SHIFT) &
+				    SRNIC_FETH_SEL_MASK), p);
+		p += sizeof(struct srnic_feth);
 	}
 	if (info->hdrs & SRNIC_HDR_RETH) {
 		struct srnic_reth *reth = (void *)p;

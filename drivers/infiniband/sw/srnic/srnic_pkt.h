@@ -26,6 +26,7 @@ enum srnic_hdr_bit {
 	SRNIC_HDR_ATMACK	= BIT(4),
 	SRNIC_HDR_IMMDT		= BIT(5),
 	SRNIC_HDR_IETH		= BIT(6),
+	SRNIC_HDR_FETH		= BIT(7),	/* before the RETH */
 };
 
 /* What an opcode is. */
@@ -42,6 +43,7 @@ enum srnic_op_flag {
 	SRNIC_OPF_IMM		= BIT(9),
 	SRNIC_OPF_INV		= BIT(10),
 	SRNIC_OPF_AWRITE	= BIT(11),	/* RDMA Atomic Write */
+	SRNIC_OPF_FLUSH		= BIT(12),	/* RDMA Flush */
 };
 
 /**
@@ -91,6 +93,8 @@ enum srnic_pkt_err {
  * @va: RETH/AtomicETH virtual address
  * @rkey: RETH/AtomicETH remote key
  * @dma_len: RETH DMA length
+ * @flush_type: FETH placement type (IB_FLUSH_GLOBAL, _PERSISTENT)
+ * @flush_level: FETH selectivity level (IB_FLUSH_RANGE, _MR)
  * @syndrome: AETH syndrome
  * @msn: AETH message sequence number
  * @swap_add: AtomicETH swap or add data
@@ -119,6 +123,8 @@ struct srnic_pkt {
 	u64 va;
 	u32 rkey;
 	u32 dma_len;
+	u8 flush_type;
+	u8 flush_level;
 	u8 syndrome;
 	u32 msn;
 	u64 swap_add;

@@ -10,7 +10,8 @@
 
 /* Access rights a QP can grant to remote requests. */
 #define SRNIC_QP_ACCESS_FLAGS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
-			       IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
+			       IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
+			       SRNIC_ACCESS_FLUSH_GLOBAL)
 
 /* Attributes srnic does not implement: alternate paths, resizing, rate. */
 #define SRNIC_QP_UNSUPPORTED_MASK (IB_QP_ALT_PATH | IB_QP_CAP | \

@@ -408,6 +408,60 @@ static enum srnic_resp_verdict srnic_resp_atomic_write(struct srnic_qp *qp,
 	return SRNIC_RESP_OK;
 }
 
+/*
+ * RDMA Flush (IBA 1.5 memory placement extensions): make what the requests
+ * before it placed globally visible. The responder places in PSN order
+ * with CPU stores, so by now that is a full barrier away. Persistence
+ * would need persistent memory: no srnic MR has the right
+ * (IB_ACCESS_FLUSH_PERSISTENT needs IB_DEVICE_FLUSH_PERSISTENT, which
+ * srnic does not offer), so a persistent Flush fails the key check. The
+ * QP must allow the placement type (else an invalid request, as rdma_rxe
+ * answers), the key must grant it over the range, or over nothing for a
+ * Flush of the whole region (selectivity level 1). Answered like an
+ * Atomic Write, by a zero-length RDMA Read Response Only.
+ */
+static enum srnic_resp_verdict srnic_resp_flush(struct srnic_qp *qp,
+						struct srnic_pkt *pkt,
+						struct sk_buff_head *out)
+{
+	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
+	struct srnic_mr *mr;
+	int access = 0;
+
+	if (!pkt->flush_type ||
+	    (pkt->flush_type & ~(SRNIC_FLUSH_GLOBAL | SRNIC_FLUSH_PERSISTENT)) ||
+	    pkt->flush_level > SRNIC_FLUSH_MR)
+		return SRNIC_RESP_INVALID;
+	if (pkt->flush_type & SRNIC_FLUSH_GLOBAL)
+		access |= SRNIC_ACCESS_FLUSH_GLOBAL;
+	if (pkt->flush_type & SRNIC_FLUSH_PERSISTENT)
+		access |= SRNIC_ACCESS_FLUSH_PERSISTENT;
+	if (!access || (qp->access_flags & access) != access)
+		return SRNIC_RESP_INVALID;
+	if (pkt->flush_level == SRNIC_FLUSH_MR) {
+		mr = srnic_mr_get(sdev, pkt->rkey, SRNIC_RKEY);
+		if (!mr)
+			return SRNIC_RESP_ACCESS;
+		if (srnic_mr_check(mr, qp->ibqp.pd, mr->iova, mr->length,
+				   access)) {
+			srnic_mr_put(mr);
+			return SRNIC_RESP_ACCESS;
+		}
+	} else if (!pkt->dma_len) {
+		mr = NULL;	/* an empty range: nothing to check */
+	} else if (srnic_rkey_get(qp, pkt->rkey, pkt->va, pkt->dma_len,
+				  access, &mr)) {
+		return SRNIC_RESP_ACCESS;
+	}
+	/* Every store placing the requests before this one, made visible. */
+	smp_mb();
+	if (mr)
+		srnic_mr_put(mr);
+	qp->resp.msn++;
+	srnic_resp_awrite_ack(qp, out, pkt->psn);
+	return SRNIC_RESP_OK;
+}
+
 static void srnic_read_job_free(struct srnic_qp *qp,
 				struct srnic_read_job *job)
 {
@@ -580,7 +634,8 @@ static enum srnic_resp_verdict srnic_resp_duplicate(struct srnic_qp *qp,
 		}
 		break;
 	case SRNIC_OP_ATOMIC_WRITE:
-		/* Acknowledged again, never stored again. */
+	case SRNIC_OP_FLUSH:
+		/* Acknowledged again, never stored (or flushed) again. */
 		srnic_resp_awrite_ack(qp, out, pkt->psn);
 		break;
 	default:
@@ -688,6 +743,12 @@ void srnic_resp_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 		v = SRNIC_RESP_INVALID;
 	} else if (flags & SRNIC_OPF_SEND) {
 		v = srnic_resp_send(qp, pkt, payload);
+	} else if (flags & SRNIC_OPF_FLUSH) {
+		v = srnic_resp_flush(qp, pkt, &out);
+		if (!v) {
+			resp->epsn = srnic_psn_add(resp->epsn, 1);
+			goto out;
+		}
 	} else if (flags & SRNIC_OPF_AWRITE) {
 		v = srnic_resp_atomic_write(qp, pkt, payload, &out);
 		if (!v) {

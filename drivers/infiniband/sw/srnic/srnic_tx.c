@@ -710,6 +710,8 @@ static u8 srnic_req_rc_opcode(u32 wr_op, bool first, bool last)
 		return SRNIC_OP_COMPARE_SWAP;
 	case SRNIC_WR_ATOMIC_WRITE:
 		return SRNIC_OP_ATOMIC_WRITE;
+	case SRNIC_WR_FLUSH:
+		return SRNIC_OP_FLUSH;
 	default:
 		return SRNIC_OP_FETCH_ADD;
 	}
@@ -775,6 +777,14 @@ static int srnic_req_build(struct srnic_qp *qp, struct srnic_swqe *s,
 		pkt.va = w->remote_addr;
 		pkt.rkey = w->rkey;
 		pkt.swap_add = w->compare_add;
+		break;
+	case SRNIC_WR_FLUSH:
+		pkt.va = w->remote_addr;
+		pkt.rkey = w->rkey;
+		pkt.dma_len = w->flush.len;
+		pkt.flush_type = w->flush.type;
+		pkt.flush_level = w->flush.level;
+		pkt.ack_req = true;
 		break;
 	default:
 		len = min(qp->mtu, w->length - off);
@@ -1187,8 +1197,12 @@ static int srnic_post_one(struct srnic_qp *qp, const struct ib_send_wr *wr)
 
 	if (unlikely(wr->num_sge < 0 || wr->num_sge > sq->max_sge))
 		return -EINVAL;
-	/* No kernel user posts Atomic Write; its data has no place here. */
-	if (unlikely(wr->opcode == SRNIC_WR_ATOMIC_WRITE))
+	/*
+	 * No kernel user posts Atomic Write or Flush: struct ib_send_wr has
+	 * no place for their data or their placement type.
+	 */
+	if (unlikely(wr->opcode == SRNIC_WR_ATOMIC_WRITE ||
+		     wr->opcode == SRNIC_WR_FLUSH))
 		return -EOPNOTSUPP;
 	if (unlikely(srnic_queue_full(&sq->queue)))
 		return -ENOMEM;

@@ -81,7 +81,8 @@ void srnic_init_device_attr(struct srnic_dev *sdev, struct net_device *ndev)
 			      IB_DEVICE_MEM_WINDOW |
 			      IB_DEVICE_MEM_MGT_EXTENSIONS |
 			      IB_DEVICE_MEM_WINDOW_TYPE_2B |
-			      SRNIC_DEVICE_ATOMIC_WRITE;
+			      SRNIC_DEVICE_ATOMIC_WRITE |
+			      SRNIC_DEVICE_FLUSH_GLOBAL;
 	/* "rdma link delete" may remove the device. */
 	a->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
 	a->max_send_sge = SRNIC_MAX_SGE;

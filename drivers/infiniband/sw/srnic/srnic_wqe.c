@@ -9,6 +9,25 @@
 #include "srnic_compat.h"
 #include "srnic_wqe.h"
 
+#if SRNIC_HAVE_FLUSH
+/* struct srnic_uflush lies over rxe_send_wr's wr.flush. */
+static_assert(offsetof(struct rxe_send_wr, wr.flush.remote_addr) ==
+	      offsetof(struct rxe_send_wr, wr) +
+	      offsetof(struct srnic_uflush, remote_addr));
+static_assert(offsetof(struct rxe_send_wr, wr.flush.length) ==
+	      offsetof(struct rxe_send_wr, wr) +
+	      offsetof(struct srnic_uflush, length));
+static_assert(offsetof(struct rxe_send_wr, wr.flush.rkey) ==
+	      offsetof(struct rxe_send_wr, wr) +
+	      offsetof(struct srnic_uflush, rkey));
+static_assert(offsetof(struct rxe_send_wr, wr.flush.type) ==
+	      offsetof(struct rxe_send_wr, wr) +
+	      offsetof(struct srnic_uflush, type));
+static_assert(offsetof(struct rxe_send_wr, wr.flush.level) ==
+	      offsetof(struct rxe_send_wr, wr) +
+	      offsetof(struct srnic_uflush, level));
+#endif
+
 #define SRNIC_SEND_FLAGS (IB_SEND_FENCE | IB_SEND_SIGNALED | \
 			  IB_SEND_SOLICITED | IB_SEND_INLINE)
 
@@ -31,6 +50,8 @@ static bool srnic_wqe_opcode_ok(enum ib_qp_type type, u32 opcode)
 	case IB_WR_SEND_WITH_INV:
 	case SRNIC_WR_ATOMIC_WRITE:
 		return type == IB_QPT_RC;
+	case SRNIC_WR_FLUSH:
+		return SRNIC_HAVE_FLUSH && type == IB_QPT_RC;
 	default:
 		return false;
 	}
@@ -130,6 +151,29 @@ int srnic_wqe_from_user(const struct srnic_wqe_limits *lim,
 		w->swap = u->wr.wr.atomic.swap;
 		if (w->remote_addr & 7)
 			return -EINVAL;
+	} else if (opcode == SRNIC_WR_FLUSH) {
+		/*
+		 * RDMA Flush: no data; a placement type srnic offers (global
+		 * visibility; persistence is asked of the responder, which
+		 * refuses it unless its memory has it) and a known level.
+		 */
+		const struct srnic_uflush *f = (const void *)&u->wr.wr;
+
+		if (flags & IB_SEND_INLINE)
+			return -EINVAL;
+		if (!f->type || (f->type & ~(SRNIC_FLUSH_GLOBAL |
+					     SRNIC_FLUSH_PERSISTENT)) ||
+		    (f->level != SRNIC_FLUSH_RANGE &&
+		     f->level != SRNIC_FLUSH_MR))
+			return -EINVAL;
+		w->remote_addr = f->remote_addr;
+		w->rkey = f->rkey;
+		w->flush.len = f->length;
+		w->flush.type = f->type;
+		w->flush.level = f->level;
+		w->num_sge = 0;
+		w->length = 0;
+		return 0;
 	} else if (opcode == SRNIC_WR_ATOMIC_WRITE) {
 		/*
 		 * RDMA Atomic Write: 8 bytes, carried in the WQE itself where

@@ -81,6 +81,8 @@ struct srnic_av {
  *	key after the bind (@mw.new_rkey), the MR (@mw.mr_lkey), the range
  *	and the rights it is to grant
  * @reg: Fast Register (kernel QPs only): the MR, its key and rights
+ * @flush: RDMA Flush: the range's length (RETH DMA length; the range
+ *	starts at @remote_addr), the placement type and selectivity level
  * @length: message bytes, recomputed from the SGEs (or the inline size)
  * @num_sge: entries in @sge (0 for inline data)
  * @sge: the local buffers; for inline data, @inline_data instead
@@ -116,6 +118,11 @@ struct srnic_send_wqe {
 			u32 key;
 			u32 access;
 		} reg;
+		struct {
+			u32 len;
+			u8 type;
+			u8 level;
+		} flush;
 	};
 	u32 length;
 	u32 num_sge;
