@@ -1976,6 +1976,24 @@ static void test_flush(struct end *a, struct end *b)
 	raw_qp_destroy(&r);
 	ibv_destroy_qp(qb);
 
+	/*
+	 * A QP may allow both placement types (the connection manager
+	 * grants both): persistence still fails, at the key.
+	 */
+	qb = qp_create(b, IBV_QPT_RC, 16);
+	if (raw_qp_create(&r, a))
+		die("raw create_qp");
+	qp_connect_acc(qb, b, a, r.qpn, ACC_FLUSH_GLOBAL | ACC_FLUSH_PERSISTENT);
+	if (raw_qp_connect(&r, b, qb->qp_num))
+		die("raw modify_qp");
+	st = raw_do(&r, WR_FLUSH, (uintptr_t)t, fm->rkey, 64,
+		    FLUSH_PERSISTENT, FLUSH_RANGE, NULL);
+	tap(st == IBV_WC_REM_ACCESS_ERR,
+	    "Flush for persistence to a QP that allows it, through a key without it: %s",
+	    st_str(st));
+	raw_qp_destroy(&r);
+	ibv_destroy_qp(qb);
+
 	/* A responder QP without the Flush right: invalid request. */
 	qb = qp_create(b, IBV_QPT_RC, 16);
 	if (raw_qp_create(&r, a))

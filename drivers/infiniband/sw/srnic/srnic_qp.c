@@ -9,9 +9,16 @@
 #include "srnic.h"
 
 /* Access rights a QP can grant to remote requests. */
+/*
+ * The remote rights a QP may grant. Both Flush rights are accepted: the
+ * connection manager grants both whenever the device offers either
+ * (cm_init_qp_init_attr()); a persistent Flush still fails, at the key,
+ * since no srnic MR has IB_ACCESS_FLUSH_PERSISTENT.
+ */
 #define SRNIC_QP_ACCESS_FLAGS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			       IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
-			       SRNIC_ACCESS_FLUSH_GLOBAL)
+			       SRNIC_ACCESS_FLUSH_GLOBAL | \
+			       SRNIC_ACCESS_FLUSH_PERSISTENT)
 
 /* Attributes srnic does not implement: alternate paths, resizing, rate. */
 #define SRNIC_QP_UNSUPPORTED_MASK (IB_QP_ALT_PATH | IB_QP_CAP | \
