@@ -1871,6 +1871,20 @@ static int raw_do(struct raw_qp *r, __u32 opcode, __u64 raddr, __u32 rkey,
 	return wc.status;
 }
 
+/* A fresh pair: A's raw QP @r connected to a new RC QP on B, returned. */
+static struct ibv_qp *flush_pair(struct raw_qp *r, struct end *a,
+				 struct end *b, int access)
+{
+	struct ibv_qp *qb = qp_create(b, IBV_QPT_RC, 16);
+
+	if (raw_qp_create(r, a))
+		die("raw create_qp");
+	qp_connect_acc(qb, b, a, r->qpn, access);
+	if (raw_qp_connect(r, b, qb->qp_num))
+		die("raw modify_qp");
+	return qb;
+}
+
 static void test_flush(struct end *a, struct end *b)
 {
 	__u32 off = 512 * 1024, len = 64 * 1024;
@@ -1948,12 +1962,7 @@ static void test_flush(struct end *a, struct end *b)
 	ibv_destroy_qp(qb);
 
 	/* An MR without the Flush right. */
-	qb = qp_create(b, IBV_QPT_RC, 16);
-	if (raw_qp_create(&r, a))
-		die("raw create_qp");
-	qp_connect_acc(qb, b, a, r.qpn, ACC_FLUSH_GLOBAL);
-	if (raw_qp_connect(&r, b, qb->qp_num))
-		die("raw modify_qp");
+	qb = flush_pair(&r, a, b, ACC_FLUSH_GLOBAL);
 	st = raw_do(&r, WR_FLUSH, (uintptr_t)t + len, nm->rkey, 64,
 		    FLUSH_GLOBAL, FLUSH_RANGE, NULL);
 	tap(st == IBV_WC_REM_ACCESS_ERR,
@@ -1962,12 +1971,7 @@ static void test_flush(struct end *a, struct end *b)
 	ibv_destroy_qp(qb);
 
 	/* Persistence asked of memory that has none. */
-	qb = qp_create(b, IBV_QPT_RC, 16);
-	if (raw_qp_create(&r, a))
-		die("raw create_qp");
-	qp_connect_acc(qb, b, a, r.qpn, ACC_FLUSH_GLOBAL);
-	if (raw_qp_connect(&r, b, qb->qp_num))
-		die("raw modify_qp");
+	qb = flush_pair(&r, a, b, ACC_FLUSH_GLOBAL);
 	st = raw_do(&r, WR_FLUSH, (uintptr_t)t, fm->rkey, 64,
 		    FLUSH_PERSISTENT, FLUSH_RANGE, NULL);
 	tap(st == IBV_WC_REM_INV_REQ_ERR,
@@ -1980,12 +1984,7 @@ static void test_flush(struct end *a, struct end *b)
 	 * A QP may allow both placement types (the connection manager
 	 * grants both): persistence still fails, at the key.
 	 */
-	qb = qp_create(b, IBV_QPT_RC, 16);
-	if (raw_qp_create(&r, a))
-		die("raw create_qp");
-	qp_connect_acc(qb, b, a, r.qpn, ACC_FLUSH_GLOBAL | ACC_FLUSH_PERSISTENT);
-	if (raw_qp_connect(&r, b, qb->qp_num))
-		die("raw modify_qp");
+	qb = flush_pair(&r, a, b, ACC_FLUSH_GLOBAL | ACC_FLUSH_PERSISTENT);
 	st = raw_do(&r, WR_FLUSH, (uintptr_t)t, fm->rkey, 64,
 		    FLUSH_PERSISTENT, FLUSH_RANGE, NULL);
 	tap(st == IBV_WC_REM_ACCESS_ERR,
@@ -1995,12 +1994,7 @@ static void test_flush(struct end *a, struct end *b)
 	ibv_destroy_qp(qb);
 
 	/* A responder QP without the Flush right: invalid request. */
-	qb = qp_create(b, IBV_QPT_RC, 16);
-	if (raw_qp_create(&r, a))
-		die("raw create_qp");
-	qp_connect_acc(qb, b, a, r.qpn, 0);
-	if (raw_qp_connect(&r, b, qb->qp_num))
-		die("raw modify_qp");
+	qb = flush_pair(&r, a, b, 0);
 	st = raw_do(&r, WR_FLUSH, (uintptr_t)t, fm->rkey, 64, FLUSH_GLOBAL,
 		    FLUSH_RANGE, NULL);
 	tap(st == IBV_WC_REM_INV_REQ_ERR,
