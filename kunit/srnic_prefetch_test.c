@@ -49,9 +49,11 @@ static void post(struct fake_qp *qp, u32 n)
 	qp->posted += n;
 }
 
+/* The gate's pops complete at once here: the consumer is what it took. */
 static int fetch(struct srnic_pool *pool, struct fake_qp *qp)
 {
-	return srnic_pf_fetch(pool, &qp->pfq, qp->prod, fake_fetch, qp);
+	return srnic_pf_fetch(pool, &qp->pfq, qp->prod, qp->popped,
+			      fake_fetch, qp);
 }
 
 /* The gate takes up to @n WQEs, checking ring order. */
@@ -333,12 +335,78 @@ static void srnic_prefetch_random(struct kunit *test)
 	srnic_pool_cleanup(pool);
 }
 
+/*
+ * A hostile producer index: user space writes any value at any time. On an
+ * 8-slot ring (7 WQEs at most) under a cap of 64, whatever the index says,
+ * the QP never holds more WQEs than the ring has, never reads an element
+ * twice, and an index moved back behind what was read is refused
+ * (-EPROTO) without changing anything.
+ */
+static void srnic_prefetch_hostile_prod(struct kunit *test)
+{
+	struct srnic_pool *pool = new_pool(test, 64, 64, 64, 2);
+	struct fake_qp *qp = kunit_kzalloc(test, sizeof(*qp), GFP_KERNEL);
+	const u32 mask = 7;
+	u32 round, before, taken, *wqe;
+	int n;
+
+	KUNIT_ASSERT_NOT_NULL(test, qp);
+	KUNIT_ASSERT_EQ(test, srnic_pfq_init(&qp->pfq, mask, 0), 0);
+
+	/* A full ring, then the index walked one further: wraps to empty. */
+	qp->prod = 7;
+	KUNIT_EXPECT_EQ(test, fetch(pool, qp), 7);
+	qp->prod = 0;
+	KUNIT_EXPECT_EQ(test, fetch(pool, qp), -EPROTO);
+	KUNIT_EXPECT_EQ(test, qp->pfq.count, 7U);
+	/* Every value: never more than the ring, nothing read twice. */
+	for (qp->prod = 0; qp->prod <= mask; qp->prod++) {
+		n = fetch(pool, qp);
+		KUNIT_EXPECT_TRUE(test, n == 0 || n == -EPROTO);
+		KUNIT_EXPECT_EQ(test, qp->pfq.count, 7U);
+	}
+	KUNIT_EXPECT_EQ(test, srnic_pool_in_use(pool), 7U);
+
+	/* Random indices between random pops: ring order, bounded. */
+	for (round = 0; round < 20000; round++) {
+		if (get_random_u32() & 1) {
+			qp->prod = get_random_u32();
+			before = qp->pfq.count;
+			taken = (qp->pfq.next - qp->popped) & mask;
+			n = fetch(pool, qp);
+			if (((qp->prod - qp->popped) & mask) < taken) {
+				KUNIT_ASSERT_EQ(test, n, -EPROTO);
+				KUNIT_ASSERT_EQ(test, qp->pfq.count, before);
+			}
+		} else {
+			while ((wqe = srnic_pf_head(pool, &qp->pfq,
+						    qp->prod))) {
+				if (*wqe != (qp->popped & mask))
+					qp->bad = true;
+				srnic_pf_pop(pool, &qp->pfq);
+				qp->popped++;
+				if (get_random_u32() & 1)
+					break;
+			}
+		}
+		KUNIT_ASSERT_LE(test, qp->pfq.count, mask);
+		KUNIT_ASSERT_LE(test, (qp->pfq.next - qp->popped) & mask,
+				mask);
+		KUNIT_ASSERT_EQ(test, srnic_pool_in_use(pool), qp->pfq.count);
+	}
+	KUNIT_EXPECT_FALSE(test, qp->bad);
+	srnic_pfq_cleanup(pool, &qp->pfq);
+	KUNIT_EXPECT_EQ(test, srnic_pool_in_use(pool), 0U);
+	srnic_pool_cleanup(pool);
+}
+
 static struct kunit_case srnic_prefetch_cases[] = {
 	KUNIT_CASE(srnic_prefetch_fenced_scenario),
 	KUNIT_CASE(srnic_prefetch_fence_after_fetch),
 	KUNIT_CASE(srnic_prefetch_caps),
 	KUNIT_CASE(srnic_prefetch_stalls),
 	KUNIT_CASE(srnic_prefetch_random),
+	KUNIT_CASE(srnic_prefetch_hostile_prod),
 	{}
 };
 

@@ -7,6 +7,7 @@
 #ifndef SRNIC_H
 #define SRNIC_H
 
+#include <linux/hashtable.h>
 #include <linux/interrupt.h>
 #include <linux/netdevice.h>
 #include <linux/xarray.h>
@@ -59,6 +60,7 @@ enum srnic_counter {
 	SRNIC_CNT_QKEY_ERR,
 	SRNIC_CNT_UD_NO_RWQE,
 	SRNIC_CNT_UC_DROPPED,
+	SRNIC_CNT_DGID_ERR,
 	SRNIC_NUM_COUNTERS
 };
 
@@ -111,6 +113,10 @@ struct srnic_txgate {
  * @srq_xa: SRQ number to SRQ
  * @mr_keygen: per key index, the low byte of its last key: each reuse
  *	of an index gets the next byte, so a stale key misses
+ * @gid_lock: serialises changes of @gids
+ * @gids: the port's RoCEv2 GIDs, kept by the core through add_gid and
+ *	del_gid; the receive path (under RCU) takes only packets addressed
+ *	to one of them
  * @pool: the WQE prefetch pool shared by the device's QPs
  * @pool_cfg_lock: serialises changes of @pool's tunables and of the
  *	gates' policy (sysfs)
@@ -151,6 +157,9 @@ struct srnic_dev {
 	u8 *mr_keygen;
 	struct xarray srq_xa;
 	u32 srq_next;
+
+	spinlock_t gid_lock;	/* see above */
+	DECLARE_HASHTABLE(gids, 6);
 
 	struct srnic_pool pool;
 	struct mutex pool_cfg_lock;	/* see above */
@@ -380,7 +389,6 @@ static inline struct srnic_srq *to_ssrq(struct ib_srq *ibsrq)
 /* Read response packets a requester places ahead of a missing one. */
 #define SRNIC_READ_AHEAD	4096
 /* Atomic results a responder keeps to answer duplicate requests. */
-#define SRNIC_ATOMIC_REPLAY	16
 
 /* Where a send WQE in the requester's window stands. */
 enum srnic_swqe_state {
@@ -438,6 +446,9 @@ struct srnic_swqe {
  * @bad_wqe: the prefetch stage found a WQE the QP cannot execute, at
  *	ring index @bad_index: it completes in error when its turn comes
  * @bad_index: see @bad_wqe
+ * @ring_bad: the send ring's producer index went back behind WQEs already
+ *	read (the ring is inconsistent): the QP fails with
+ *	IB_EVENT_QP_FATAL once req.lock is dropped (srnic_req_ring_check())
  * @fetch_buf: the prefetch stage's copy of one ring element
  * @fetch_size: bytes per ring element
  * @flushing: the QP is in error: everything completes with flush status
@@ -476,6 +487,7 @@ struct srnic_req {
 	u32 gap_psn;
 	bool bad_wqe;
 	u32 bad_index;
+	bool ring_bad;
 	void *fetch_buf;
 	u32 fetch_size;
 	bool flushing;
@@ -503,10 +515,17 @@ struct srnic_rwqe {
 /**
  * struct srnic_read_job - a response the responder still has to send
  * @list: entry in srnic_resp::reads, in PSN order
- * @skb: a response built already (an ACK, NAK or atomic response queued
- *	behind Read responses, so that responses leave in PSN order); NULL
- *	for a Read, described by the fields below
- * @mr: the MR read from, held
+ * @small: a response without payload waiting behind Read responses (an
+ *	ACK, NAK, atomic or Atomic Write/Flush response: responses leave in
+ *	PSN order), described by @opcode, @psn, @syndrome, @msn, @orig and
+ *	built when its turn comes; false for a Read, described by @rkey,
+ *	@va, @resid, @psn and @first
+ * @opcode: small: the response's opcode
+ * @syndrome: small: its AETH syndrome
+ * @msn: small: its MSN
+ * @orig: small: an atomic response's original value
+ * @rkey: the Read's R_Key, looked up again for each response packet
+ *	(nothing is held between packets)
  * @va: next byte to send
  * @resid: bytes left
  * @psn: PSN of the next response packet
@@ -514,8 +533,12 @@ struct srnic_rwqe {
  */
 struct srnic_read_job {
 	struct list_head list;
-	struct sk_buff *skb;
-	struct srnic_mr *mr;
+	bool small;
+	u8 opcode;
+	u8 syndrome;
+	u32 msn;
+	u64 orig;
+	u32 rkey;
 	u64 va;
 	u32 resid;
 	u32 psn;
@@ -524,12 +547,14 @@ struct srnic_read_job {
 
 /**
  * struct srnic_atomic_res - an executed atomic, for duplicate requests
- * @psn: its PSN
+ * @apsn: its PSN unwrapped (struct srnic_resp's @apsn when it executed):
+ *	a duplicate matches only the very request, never one 2^24 PSNs
+ *	earlier
  * @orig: the value it returned
  * @valid: the entry holds a result
  */
 struct srnic_atomic_res {
-	u32 psn;
+	u64 apsn;
 	u64 orig;
 	bool valid;
 };
@@ -541,7 +566,8 @@ struct srnic_atomic_res {
  * @msn: messages completed (AETH MSN)
  * @in_op: SRNIC_OPF_SEND or SRNIC_OPF_WRITE while a multi-packet message
  *	is in progress (a middle or last packet must follow), else 0
- * @wmr: the in-progress Write's MR, held
+ * @wrkey: the in-progress Write's R_Key (looked up again per packet:
+ *	nothing is held between packets)
  * @wva: where its next byte goes
  * @wresid: bytes of it still to come
  * @have_rwqe: @rwqe holds the receive WQE the current Send consumes
@@ -555,9 +581,18 @@ struct srnic_atomic_res {
  * @last_wqe: the QP (on an SRQ) went to error and
  *	IB_EVENT_QP_LAST_WQE_REACHED was reported (cleared on reset)
  * @ac: ACK coalescing
- * @reads: Read requests being answered, oldest first
- * @nreads: entries in @reads (bounded by max_dest_rd_atomic)
- * @ares: recent atomic results, a ring
+ * @reads: Read requests being answered and the small responses waiting
+ *	behind them, oldest first
+ * @nreads: Reads in @reads (bounded by max_dest_rd_atomic)
+ * @nsmall: small responses in @reads other than plain ACKs and NAKs
+ *	(bounded by max_dest_rd_atomic too; plain ACKs coalesce)
+ * @sending: response packets were built and may not have left yet: a
+ *	small response built now would overtake them, so it waits as a job
+ * @apsn: @epsn unwrapped: PSNs taken since the move to RTR
+ * @ares: the results of the last @nares atomics, a ring: as many as the
+ *	requester may have outstanding (max_dest_rd_atomic), so that any
+ *	duplicate it may send finds its original result
+ * @nares: entries in @ares (sized by modify_qp)
  * @ares_next: where the next result goes
  */
 struct srnic_resp {
@@ -565,7 +600,7 @@ struct srnic_resp {
 	u32 epsn;
 	u32 msn;
 	u16 in_op;
-	struct srnic_mr *wmr;
+	u32 wrkey;
 	u64 wva;
 	u32 wresid;
 	bool have_rwqe;
@@ -578,7 +613,11 @@ struct srnic_resp {
 	struct srnic_ack_coalesce ac;
 	struct list_head reads;
 	u32 nreads;
-	struct srnic_atomic_res ares[SRNIC_ATOMIC_REPLAY];
+	u32 nsmall;
+	bool sending;
+	u64 apsn;
+	struct srnic_atomic_res *ares;
+	u32 nares;
 	u32 ares_next;
 };
 
@@ -781,6 +820,13 @@ int srnic_net_add_dev(struct srnic_net *sn, struct srnic_dev *sdev,
 void srnic_net_del_dev(struct srnic_net *sn, struct srnic_dev *sdev,
 		       int ifindex);
 void srnic_unregister_net_devices(struct net *net);
+void srnic_gid_init(struct srnic_dev *sdev);
+void srnic_gid_cleanup(struct srnic_dev *sdev);
+int srnic_add_gid(const struct ib_gid_attr *attr, void **context);
+int srnic_del_gid(const struct ib_gid_attr *attr, void **context);
+bool srnic_gid_local(struct srnic_dev *sdev, const union ib_gid *gid);
+struct srnic_dev *srnic_gid_owner(struct srnic_dev *sdev,
+				  const union ib_gid *gid);
 
 /* srnic_verbs.c */
 int srnic_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,
@@ -960,8 +1006,10 @@ void srnic_resp_uc_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 bool srnic_resp_ud_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 		      const u8 *payload, struct sk_buff *skb);
 int srnic_resp_tx(struct srnic_qp *qp, struct sk_buff_head *out, int budget);
+void srnic_resp_tx_done(struct srnic_qp *qp);
 void srnic_resp_init(struct srnic_qp *qp);
 void srnic_resp_reset(struct srnic_qp *qp);
+int srnic_resp_size_ares(struct srnic_qp *qp, u32 n);
 void srnic_resp_drop_state(struct srnic_qp *qp);
 int srnic_rwqe_take(struct srnic_qp *qp, struct srnic_rwqe *rw);
 

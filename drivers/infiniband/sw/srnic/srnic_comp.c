@@ -682,6 +682,7 @@ void srnic_flush_rq(struct srnic_qp *qp)
 {
 	struct srnic_resp *resp = &qp->resp;
 	struct srnic_queue *q = &qp->rq.queue;
+	u32 n;
 
 	if (resp->have_rwqe) {
 		srnic_post_wc(qp, true, resp->rwqe.wr_id, IB_WC_WR_FLUSH_ERR,
@@ -690,9 +691,14 @@ void srnic_flush_rq(struct srnic_qp *qp)
 	}
 	if (qp->srq)
 		return;
-	while (!srnic_queue_empty(q)) {
+	/*
+	 * The producer index is read once: user space may keep moving it,
+	 * and this runs with bottom halves off: at most the ring's capacity
+	 * is flushed. What is posted after the read is flushed next time
+	 * (a send doorbell in the error state flushes again).
+	 */
+	for (n = srnic_queue_count(q); n; n--) {
 		const struct rxe_recv_wqe *u;
-
 		u64 wr_id;
 
 		u = srnic_queue_addr(q, srnic_queue_consumer(q));
@@ -719,9 +725,18 @@ void srnic_flush_rq(struct srnic_qp *qp)
  */
 void srnic_qp_fail(struct srnic_qp *qp, enum ib_event_type ev)
 {
+	enum ib_qp_state s = READ_ONCE(qp->state);
 	bool last_wqe;
 
-	WRITE_ONCE(qp->state, IB_QPS_ERR);
+	/*
+	 * Not behind the back of a reset in progress (modify_qp holds
+	 * state_lock, which this cannot take): a QP moved to RESET stays
+	 * there, and its reset fences the paths that call this.
+	 */
+	do {
+		if (s == IB_QPS_RESET)
+			return;
+	} while (!try_cmpxchg(&qp->state, &s, IB_QPS_ERR));
 
 	spin_lock_bh(&qp->req.lock);
 	qp->req.flushing = true;

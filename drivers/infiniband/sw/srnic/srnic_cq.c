@@ -96,6 +96,52 @@ int srnic_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 	return 0;
 }
 
+/* A send WQE posted to @qp has not completed yet. */
+static bool srnic_cq_sq_pending(struct srnic_qp *qp)
+{
+	enum ib_qp_state state = READ_ONCE(qp->state);
+	const struct srnic_queue *q = &qp->sq.queue;
+
+	if (state != IB_QPS_RTS && state != IB_QPS_SQD)
+		return false;
+	return (srnic_queue_producer(q) - READ_ONCE(qp->req.comp)) &
+	       q->index_mask;
+}
+
+/*
+ * Before a CQ shrinks, the send queues it completes for get a moment (at
+ * most SRNIC_CQ_SETTLE_MS) to complete what was posted before the call
+ * (a UD Send completes as it leaves): completions already on their way
+ * count as being on the CQ, as on a NIC that completes at once. The scan
+ * is bounded by the device's QPs, in process context.
+ */
+#define SRNIC_CQ_SETTLE_MS	200
+
+static void srnic_cq_settle(struct srnic_dev *sdev, struct srnic_cq *cq)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(SRNIC_CQ_SETTLE_MS);
+	struct srnic_qp *qp;
+	unsigned long i;
+	bool busy;
+
+	for (;;) {
+		busy = false;
+		/* QP destroy waits for RCU readers after erasing. */
+		rcu_read_lock();
+		xa_for_each(&sdev->qp_xa, i, qp) {
+			if (qp->ibqp.send_cq == &cq->ibcq &&
+			    srnic_cq_sq_pending(qp)) {
+				busy = true;
+				break;
+			}
+		}
+		rcu_read_unlock();
+		if (!busy || time_after(jiffies, end))
+			return;
+		usleep_range(500, 1000);
+	}
+}
+
 /**
  * srnic_resize_cq() - change the number of CQEs
  * @ibcq: the CQ
@@ -119,6 +165,8 @@ int srnic_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 		return err;
 	if (udata && udata->outlen < sizeof(resp))
 		return -EINVAL;
+	if (num < ibcq->cqe)
+		srnic_cq_settle(sdev, cq);
 	err = srnic_queue_resize(&cq->queue, &cq->lock, &num);
 	if (err)
 		return err;

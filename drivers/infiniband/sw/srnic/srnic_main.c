@@ -90,6 +90,7 @@ static void srnic_dealloc_driver(struct ib_device *ibdev)
 	srnic_dp_dev_cleanup(sdev);
 	srnic_net_del_dev(sdev->sn, sdev, sdev->ifindex);
 	srnic_net_put(sdev->sn);
+	srnic_gid_cleanup(sdev);
 
 	if (atomic_dec_and_test(&srnic_ndevices))
 		wake_up(&srnic_devices_wq);
@@ -101,6 +102,7 @@ static const struct ib_device_ops srnic_dev_ops = {
 	.uverbs_abi_ver = SRNIC_UVERBS_ABI_VERSION,
 	.device_group = &srnic_attr_group,
 
+	.add_gid = srnic_add_gid,
 	.alloc_hw_port_stats = srnic_alloc_hw_port_stats,
 	.alloc_mr = srnic_alloc_mr,
 	.alloc_mw = srnic_alloc_mw,
@@ -116,6 +118,7 @@ static const struct ib_device_ops srnic_dev_ops = {
 	.dealloc_mw = srnic_dealloc_mw,
 	.dealloc_pd = srnic_dealloc_pd,
 	.dealloc_ucontext = srnic_dealloc_ucontext,
+	.del_gid = srnic_del_gid,
 	.dereg_mr = srnic_dereg_mr,
 	.destroy_ah = srnic_destroy_ah,
 	.destroy_cq = srnic_destroy_cq,
@@ -171,6 +174,7 @@ static int srnic_newlink(const char *ibdev_name, struct net_device *ndev)
 {
 	struct srnic_dev *sdev, *other;
 	struct ib_device *ibdev;
+	bool alive, deleted;
 	int err;
 
 	if (ndev->type != ARPHRD_ETHER) {
@@ -196,6 +200,7 @@ static int srnic_newlink(const char *ibdev_name, struct net_device *ndev)
 	xa_init_flags(&sdev->srq_xa, XA_FLAGS_ALLOC | XA_FLAGS_LOCK_IRQ);
 	sdev->net = dev_net(ndev);
 	sdev->ifindex = ndev->ifindex;
+	srnic_gid_init(sdev);
 	sdev->mr_keygen = kvcalloc(SRNIC_MAX_MR + 1, 1, GFP_KERNEL);
 	if (!sdev->mr_keygen) {
 		err = -ENOMEM;
@@ -255,26 +260,47 @@ static int srnic_newlink(const char *ibdev_name, struct net_device *ndev)
 	srnic_init_device_attr(sdev, ndev);
 	ib_set_device_ops(ibdev, &srnic_dev_ops);
 
+	/*
+	 * Found by the receive path from now on (it drops what is not
+	 * addressed to the device's GIDs: none until registration adds
+	 * them). dealloc_driver removes the entry on every way out.
+	 */
+	err = srnic_net_add_dev(sdev->sn, sdev, sdev->ifindex);
+	if (err) {
+		ib_dealloc_device(ibdev);
+		return err;
+	}
+
+	/*
+	 * Once registered, the device may be deleted at any time (rdma link
+	 * delete, its netdev going): our own reference keeps its memory
+	 * until we are done with it here.
+	 */
+	get_device(&ibdev->dev);
 	err = ib_register_device(ibdev, ibdev_name, NULL);
 	if (err) {
 		pr_err("%s: cannot register %s on %s: %d\n", SRNIC_DRV_NAME,
 		       ibdev_name, ndev->name, err);
 		/* Unwound by dealloc_driver, as after any unregistration. */
 		ib_dealloc_device(ibdev);
+		put_device(&ibdev->dev);
 		return err;
 	}
 
-	err = srnic_net_add_dev(sdev->sn, sdev, sdev->ifindex);
 	mutex_lock(&srnic_devices_lock);
-	sdev->registered = !err && !sdev->ndev_gone;
-	sdev->port_up = netif_running(ndev) && netif_carrier_ok(ndev);
+	/* Deleted by someone else already: dealloc_driver took it off. */
+	deleted = list_empty(&sdev->list);
+	sdev->registered = !deleted && !sdev->ndev_gone;
+	sdev->port_up = sdev->registered && netif_running(ndev) &&
+			netif_carrier_ok(ndev);
+	alive = sdev->registered;
 	mutex_unlock(&srnic_devices_lock);
-	if (!sdev->registered) {
+	if (alive)
+		ibdev_info(ibdev, "created on %s\n", ndev->name);
+	else if (!deleted)	/* its netdev went: nobody queued the removal */
 		ib_unregister_device(ibdev);
-		return err ?: -ENODEV;
-	}
-	ibdev_info(ibdev, "created on %s\n", ndev->name);
-	return 0;
+	put_device(&ibdev->dev);
+	return alive ? 0 : -ENODEV;
 
 out_put_net:
 	srnic_net_put(sdev->sn);

@@ -9,6 +9,7 @@
  * The sockets are created with the first device of a namespace and
  * released with the last; a dying namespace first removes its devices.
  */
+#include <linux/jhash.h>
 #include <linux/module.h>
 #include <net/ip.h>
 #include <net/ip6_route.h>
@@ -305,6 +306,145 @@ static void srnic_net_release_socks(struct srnic_net *sn)
 	sn->sock6 = NULL;
 }
 
+/*
+ * A device's own addresses. The receive path takes a packet only if its
+ * destination is one of the device's RoCEv2 GIDs: the IP stack delivers
+ * to the namespace's socket whatever is addressed to any local address,
+ * and the ingress netdev does not say which device it is for (with two
+ * devices in one namespace, a packet for one may come in through the
+ * other's netdev, or through loopback). The core keeps the set current
+ * through add_gid/del_gid; the receive path reads it under RCU.
+ */
+struct srnic_gid {
+	struct hlist_node node;
+	union ib_gid gid;
+	struct rcu_head rcu;
+};
+
+static u32 srnic_gid_hash(const union ib_gid *gid)
+{
+	return jhash(gid->raw, sizeof(gid->raw), 0);
+}
+
+/**
+ * srnic_gid_init() - an empty GID set
+ * @sdev: the device, before ib_register_device() (which adds the default
+ *	GID)
+ */
+void srnic_gid_init(struct srnic_dev *sdev)
+{
+	spin_lock_init(&sdev->gid_lock);
+	hash_init(sdev->gids);
+}
+
+/**
+ * srnic_gid_cleanup() - free what the core did not delete
+ * @sdev: the device, no longer reachable by the receive path
+ */
+void srnic_gid_cleanup(struct srnic_dev *sdev)
+{
+	struct hlist_node *tmp;
+	struct srnic_gid *g;
+	int bkt;
+
+	hash_for_each_safe(sdev->gids, bkt, tmp, g, node) {
+		hash_del(&g->node);
+		kfree(g);
+	}
+}
+
+/**
+ * srnic_add_gid() - the core added a GID to the port's table
+ * @attr: the entry
+ * @context: the core's per-entry pointer: set to ours
+ *
+ * Context: process context (the core's GID table mutex held).
+ * Return: 0 or -ENOMEM (the core then does not use the GID).
+ */
+int srnic_add_gid(const struct ib_gid_attr *attr, void **context)
+{
+	struct srnic_dev *sdev = to_sdev(attr->device);
+	struct srnic_gid *g;
+
+	g = kzalloc(sizeof(*g), GFP_KERNEL);
+	if (!g)
+		return -ENOMEM;
+	g->gid = attr->gid;
+	spin_lock_bh(&sdev->gid_lock);
+	hash_add_rcu(sdev->gids, &g->node, srnic_gid_hash(&g->gid));
+	spin_unlock_bh(&sdev->gid_lock);
+	*context = g;
+	return 0;
+}
+
+/**
+ * srnic_del_gid() - the core removed a GID from the port's table
+ * @attr: the entry
+ * @context: what srnic_add_gid() set
+ *
+ * Context: process context.
+ * Return: 0.
+ */
+int srnic_del_gid(const struct ib_gid_attr *attr, void **context)
+{
+	struct srnic_dev *sdev = to_sdev(attr->device);
+	struct srnic_gid *g = *context;
+
+	if (!g)
+		return 0;
+	spin_lock_bh(&sdev->gid_lock);
+	hash_del_rcu(&g->node);
+	spin_unlock_bh(&sdev->gid_lock);
+	kfree_rcu(g, rcu);
+	*context = NULL;
+	return 0;
+}
+
+/**
+ * srnic_gid_local() - @gid is one of the device's GIDs
+ * @sdev: the device
+ * @gid: a packet's destination (IPv4 as v4-mapped)
+ *
+ * Context: any, under rcu_read_lock().
+ */
+bool srnic_gid_local(struct srnic_dev *sdev, const union ib_gid *gid)
+{
+	struct srnic_gid *g;
+
+	hash_for_each_possible_rcu(sdev->gids, g, node, srnic_gid_hash(gid))
+		if (!memcmp(g->gid.raw, gid->raw, sizeof(gid->raw)))
+			return true;
+	return false;
+}
+
+/**
+ * srnic_gid_owner() - the device of @sdev's namespace that owns @gid
+ * @sdev: the device the packet reached
+ * @gid: its destination
+ *
+ * The scan is bounded by the devices in the namespace (each made by an
+ * administrator), not by anything a peer sends.
+ *
+ * Context: softirq, under rcu_read_lock().
+ * Return: the device, or NULL if none of them has that address.
+ */
+struct srnic_dev *srnic_gid_owner(struct srnic_dev *sdev,
+				  const union ib_gid *gid)
+{
+	struct srnic_dev *other;
+	unsigned long i;
+
+	xa_for_each(&sdev->sn->devs, i, other)
+		if (other != sdev && srnic_gid_local(other, gid))
+			return other;
+	return NULL;
+}
+
+/* Wakes srnic_pernet_exit() when a device drops its namespace state. */
+static DECLARE_WAIT_QUEUE_HEAD(srnic_net_wq);
+/* How long a dying namespace waits for a queued device removal. */
+#define SRNIC_NET_EXIT_WAIT (120 * HZ)
+
 /**
  * srnic_net_get() - take a user reference on a namespace's UDP sockets
  * @net: the namespace of the device's netdev
@@ -339,7 +479,7 @@ struct srnic_net *srnic_net_get(struct net *net, const char *ndev_name)
 		}
 	}
 	if (!err)
-		sn->users++;
+		WRITE_ONCE(sn->users, sn->users + 1);
 	mutex_unlock(&sn->lock);
 	return err ? ERR_PTR(err) : sn;
 }
@@ -353,9 +493,13 @@ struct srnic_net *srnic_net_get(struct net *net, const char *ndev_name)
 void srnic_net_put(struct srnic_net *sn)
 {
 	mutex_lock(&sn->lock);
-	if (!WARN_ON_ONCE(!sn->users) && !--sn->users)
-		srnic_net_release_socks(sn);
+	if (!WARN_ON_ONCE(!sn->users)) {
+		WRITE_ONCE(sn->users, sn->users - 1);
+		if (!sn->users)
+			srnic_net_release_socks(sn);
+	}
 	mutex_unlock(&sn->lock);
+	wake_up(&srnic_net_wq);
 }
 
 /**
@@ -406,6 +550,17 @@ static void __net_exit srnic_pernet_exit(struct net *net)
 
 	/* The sockets cannot outlive the namespace: nor can its devices. */
 	srnic_unregister_net_devices(net);
+	/*
+	 * A device whose netdev went first (the namespace's devices are
+	 * unregistered before its subsystems exit) was queued for removal
+	 * by the netdev notifier and is no longer ours to remove: wait for
+	 * that removal to drop its reference, or the state freed with the
+	 * namespace would be used after it.
+	 */
+	if (!wait_event_timeout(srnic_net_wq, !READ_ONCE(sn->users),
+				SRNIC_NET_EXIT_WAIT))
+		pr_err("%s: a device of a dying network namespace is still being removed\n",
+		       SRNIC_DRV_NAME);
 	mutex_lock(&sn->lock);
 	if (WARN_ON_ONCE(sn->users))
 		srnic_net_release_socks(sn);

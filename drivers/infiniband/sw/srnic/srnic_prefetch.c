@@ -271,34 +271,47 @@ static u32 srnic_pfq_limit(const struct srnic_pool *pool,
  * srnic_pf_fetch() - read a QP's posted WQEs ahead into the pool
  * @pool: the pool
  * @pfq: the QP's state
- * @prod: the ring's producer index (masked by the caller)
+ * @prod: the ring's producer index, as user space wrote it
+ * @cons: the ring's consumer index: the oldest WQE not completed (the
+ *	kernel's own index, never read from the ring)
  * @fetch: reads and validates one ring element into a slot
  * @ctx: for @fetch
  *
  * Fetches in ring order while the QP is under its limits and slots are
- * free or reclaimable.
+ * free or reclaimable. The ring holds (@prod - @cons) & mask WQEs; the
+ * ones from @cons up to the fetch position were read already (issued or
+ * fetched), so at most the rest is read. However @prod moves, no element
+ * is read twice and the QP never holds more WQEs than its ring (and FIFO)
+ * has slots.
  *
  * Context: any; never sleeps (nor may @fetch).
- * Return: WQEs fetched, or the -errno of @fetch for an invalid WQE (the
- * WQEs before it stay fetched).
+ * Return: WQEs fetched, the -errno of @fetch for an invalid WQE (the
+ * WQEs before it stay fetched), or -EPROTO if @prod went back behind
+ * WQEs already read: the ring is inconsistent.
  */
 int srnic_pf_fetch(struct srnic_pool *pool, struct srnic_pfq *pfq, u32 prod,
-		   srnic_pf_fetch_t fetch, void *ctx)
+		   u32 cons, srnic_pf_fetch_t fetch, void *ctx)
 {
-	int n = 0, ret;
-	u32 slot;
+	u32 slot, posted, taken, avail, n = 0;
+	int ret;
 
-	prod &= pfq->ring_mask;
 	spin_lock_bh(&pool->lock);
-	while (pfq->next != prod && pfq->count < srnic_pfq_limit(pool, pfq)) {
+	posted = (prod - cons) & pfq->ring_mask;
+	taken = (pfq->next - cons) & pfq->ring_mask;
+	if (taken > posted) {
+		spin_unlock_bh(&pool->lock);
+		return -EPROTO;
+	}
+	avail = posted - taken;
+	while (n < avail && pfq->count < srnic_pfq_limit(pool, pfq)) {
 		if (!pool->nfree && !srnic_pool_reclaim(pool, pfq))
 			break;
 		slot = pool->free[--pool->nfree];
 		ret = fetch(ctx, pfq->next, srnic_pool_slot(pool, slot));
 		if (ret < 0) {
 			pool->free[pool->nfree++] = slot;
-			n = ret;
-			break;
+			spin_unlock_bh(&pool->lock);
+			return ret;
 		}
 		if (ret > 0) {
 			slot |= PF_FENCED;

@@ -121,7 +121,7 @@ int srnic_pool_set_cfg(struct srnic_pool *pool,
 int srnic_pfq_init(struct srnic_pfq *pfq, u32 ring_mask, u32 start);
 void srnic_pfq_cleanup(struct srnic_pool *pool, struct srnic_pfq *pfq);
 int srnic_pf_fetch(struct srnic_pool *pool, struct srnic_pfq *pfq, u32 prod,
-		   srnic_pf_fetch_t fetch, void *ctx);
+		   u32 cons, srnic_pf_fetch_t fetch, void *ctx);
 void *srnic_pf_head(struct srnic_pool *pool, struct srnic_pfq *pfq,
 		    u32 prod);
 void srnic_pf_pop(struct srnic_pool *pool, struct srnic_pfq *pfq);

@@ -304,7 +304,12 @@ EXPORT_SYMBOL_IF_KUNIT(srnic_check_qp_attr);
 /* Caller holds qp->state_lock. */
 static void srnic_qp_reset(struct srnic_qp *qp)
 {
-	/* Stop the pipeline: the receive path drops packets in RESET. */
+	/*
+	 * The receive path drops packets in RESET; one already past its
+	 * state check (under RCU) is done after this, and so is anything it
+	 * started: then stop the pipeline.
+	 */
+	synchronize_net();
 	srnic_qp_quiesce(qp);
 	srnic_req_reset(qp);
 	spin_lock_irq(&qp->sq.lock);
@@ -359,6 +364,7 @@ int srnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 {
 	struct srnic_dev *sdev = to_sdev(ibqp->device);
 	struct srnic_qp *qp = to_sqp(ibqp);
+	enum ib_qp_state old;
 	struct srnic_av av;
 	int err;
 
@@ -366,14 +372,29 @@ int srnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		return -EOPNOTSUPP;
 
 	mutex_lock(&qp->state_lock);
-	err = srnic_check_qp_attr(&sdev->attr, ibqp->qp_type, qp->state, attr,
-				  mask);
+	/*
+	 * Only the error path changes the state behind state_lock (to ERR,
+	 * from softirq): the transition below is made from this state or
+	 * not at all.
+	 */
+	old = READ_ONCE(qp->state);
+	err = srnic_check_qp_attr(&sdev->attr, ibqp->qp_type, old, attr, mask);
 	if (!err && (mask & IB_QP_AV))
 		err = srnic_av_from_attr(sdev, &av, &attr->ah_attr);
 	if (err) {
 		srnic_dbg_qp(qp, "modify from state %d, mask %#x refused: %d\n",
-			     qp->state, mask, err);
+			     old, mask, err);
 		goto out;
+	}
+
+	/* Room to replay as many atomics as the requester may send. */
+	if (ibqp->qp_type == IB_QPT_RC &&
+	    (mask & (IB_QP_STATE | IB_QP_MAX_DEST_RD_ATOMIC))) {
+		err = srnic_resp_size_ares(qp, mask & IB_QP_MAX_DEST_RD_ATOMIC ?
+					   attr->max_dest_rd_atomic :
+					   qp->max_dest_rd_atomic);
+		if (err)
+			goto out;
 	}
 
 	if (mask & IB_QP_AV) {
@@ -415,8 +436,6 @@ int srnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 	if (mask & IB_QP_STATE) {
 		enum ib_qp_state new = attr->qp_state;
 
-		enum ib_qp_state old = qp->state;
-
 		srnic_dbg_qp(qp, "state %d -> %d\n", old, new);
 		if (new == IB_QPS_RESET)
 			WRITE_ONCE(qp->state, new);
@@ -425,13 +444,24 @@ int srnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		if (new == IB_QPS_RTR && old != IB_QPS_RTR) {
 			spin_lock_bh(&qp->resp.lock);
 			qp->resp.epsn = qp->rq_psn;
+			qp->resp.apsn = 0;
+			if (qp->resp.ares)
+				memset(qp->resp.ares, 0, qp->resp.nares *
+				       sizeof(*qp->resp.ares));
 			qp->resp.msn = 0;
 			qp->resp.comm_est = false;
 			spin_unlock_bh(&qp->resp.lock);
 		}
 		if (new == IB_QPS_RTS && old == IB_QPS_RTR)
 			srnic_req_start(qp);
-		WRITE_ONCE(qp->state, new);
+		if (new == IB_QPS_RESET || new == IB_QPS_ERR) {
+			WRITE_ONCE(qp->state, new);
+		} else if (cmpxchg(&qp->state, old, new) != old) {
+			/* It failed meanwhile: it stays in ERR, flushed. */
+			srnic_dbg_qp(qp, "failed during the move to %d\n", new);
+			err = -EINVAL;
+			goto out;
+		}
 		if (new == IB_QPS_ERR && old != IB_QPS_ERR)
 			srnic_qp_error(qp);
 		if (new == IB_QPS_RTS && old != IB_QPS_RTS)

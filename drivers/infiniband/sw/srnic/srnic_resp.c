@@ -83,8 +83,59 @@ static void srnic_place_write(struct srnic_mr *mr, u64 va, const u8 *data,
 	schedule_work(&lp->work);
 }
 
-static void srnic_resp_ack(struct srnic_qp *qp, struct sk_buff_head *out,
-			   u8 syndrome, u32 psn)
+/*
+ * Send a response without payload (ACK, NAK, atomic or Atomic Write and
+ * Flush response) in PSN order. With Read responses queued, or built and
+ * perhaps not gone yet (resp.sending), it waits behind them as a job and
+ * is built when its turn comes: no packet is allocated for it now. A
+ * plain ACK or NAK replaces one waiting at the tail (both are cumulative:
+ * the newer says what the older did, and more); other small responses
+ * are bounded by max_dest_rd_atomic, beyond which they are dropped (the
+ * requester asks again). So a peer repeating requests during one long
+ * Read grows nothing. Returns true if the response was built or queued.
+ */
+static bool srnic_resp_small(struct srnic_qp *qp, struct sk_buff_head *out,
+			     const struct srnic_pkt *pkt)
+{
+	struct srnic_resp *resp = &qp->resp;
+	bool plain = pkt->opcode == SRNIC_OP_ACKNOWLEDGE;
+	struct srnic_read_job *job = NULL;
+	struct srnic_pkt p = *pkt;
+
+	if (list_empty(&resp->reads) && !READ_ONCE(resp->sending))
+		return !!srnic_build_send(qp, out, &p, 0);
+	if (!list_empty(&resp->reads))
+		job = list_last_entry(&resp->reads, struct srnic_read_job,
+				      list);
+	if (!(plain && job && job->small &&
+	      job->opcode == SRNIC_OP_ACKNOWLEDGE)) {
+		if (!plain &&
+		    resp->nsmall >= max_t(u32, qp->max_dest_rd_atomic, 1))
+			return false;
+		job = kzalloc(sizeof(*job), GFP_ATOMIC);
+		if (!job)
+			return false;
+		job->small = true;
+		list_add_tail(&job->list, &resp->reads);
+		if (!plain)
+			resp->nsmall++;
+	}
+	job->opcode = pkt->opcode;
+	job->psn = pkt->psn;
+	job->syndrome = pkt->syndrome;
+	job->msn = pkt->msn;
+	job->orig = pkt->orig;
+	srnic_req_kick(qp);
+	return true;
+}
+
+/*
+ * An ACK or NAK for @psn, in PSN order (srnic_resp_small()); @now: built
+ * at once, ahead of queued Read responses (a NAK that fails the QP: the
+ * queue is dropped with it).
+ */
+static void srnic_resp_ack_how(struct srnic_qp *qp, struct sk_buff_head *out,
+			       u8 syndrome, u32 psn, bool now)
 {
 	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
 	struct srnic_pkt pkt = {
@@ -93,11 +144,20 @@ static void srnic_resp_ack(struct srnic_qp *qp, struct sk_buff_head *out,
 		.syndrome = syndrome,
 		.msn = qp->resp.msn,
 	};
+	bool sent;
 
-	if (srnic_build_send(qp, out, &pkt, 0))
+	sent = now ? !!srnic_build_send(qp, out, &pkt, 0) :
+		     srnic_resp_small(qp, out, &pkt);
+	if (sent)
 		srnic_counter_inc(sdev, (syndrome & SRNIC_AETH_TYPE_MASK) ==
 				  SRNIC_AETH_ACK ? SRNIC_CNT_ACKS_SENT :
 						   SRNIC_CNT_NAKS_SENT);
+}
+
+static void srnic_resp_ack(struct srnic_qp *qp, struct sk_buff_head *out,
+			   u8 syndrome, u32 psn)
+{
+	srnic_resp_ack_how(qp, out, syndrome, psn, false);
 }
 
 /* Take the element at the consumer index; caller excludes consumers. */
@@ -287,12 +347,20 @@ static enum srnic_resp_verdict srnic_resp_rkey(struct srnic_qp *qp, u32 rkey,
 	return SRNIC_RESP_OK;
 }
 
+/*
+ * An RDMA Write packet. The first packet checks the R_Key for the whole
+ * message; nothing is held between packets (a peer that never sends the
+ * rest must not keep a deregistration waiting): each later packet looks
+ * the key up again for its own bytes, so a key deregistered or
+ * invalidated meanwhile fails the rest of the message.
+ */
 static enum srnic_resp_verdict srnic_resp_write(struct srnic_qp *qp,
 						struct srnic_pkt *pkt,
 						const u8 *payload)
 {
 	struct srnic_resp *resp = &qp->resp;
 	u32 flags = pkt->info->flags;
+	struct srnic_mr *mr = NULL;
 	enum srnic_resp_verdict v;
 
 	if (!srnic_resp_len_ok(qp, pkt))
@@ -301,9 +369,10 @@ static enum srnic_resp_verdict srnic_resp_write(struct srnic_qp *qp,
 		if (pkt->dma_len > SRNIC_MAX_MSG_SIZE)
 			return SRNIC_RESP_INVALID;
 		v = srnic_resp_rkey(qp, pkt->rkey, pkt->va, pkt->dma_len,
-				    IB_ACCESS_REMOTE_WRITE, &resp->wmr);
+				    IB_ACCESS_REMOTE_WRITE, &mr);
 		if (v)
 			return v;
+		resp->wrkey = pkt->rkey;
 		resp->wva = pkt->va;
 		resp->wresid = pkt->dma_len;
 		resp->roff = 0;
@@ -311,31 +380,30 @@ static enum srnic_resp_verdict srnic_resp_write(struct srnic_qp *qp,
 	if (pkt->paylen > resp->wresid ||
 	    ((flags & SRNIC_OPF_LAST) && pkt->paylen != resp->wresid)) {
 		v = SRNIC_RESP_INVALID;
-		goto drop_mr;
+		goto out;
+	}
+	if (!(flags & SRNIC_OPF_FIRST) && pkt->paylen) {
+		v = srnic_resp_rkey(qp, resp->wrkey, resp->wva, pkt->paylen,
+				    IB_ACCESS_REMOTE_WRITE, &mr);
+		if (v)
+			goto out;
 	}
 	/* Write-with-Imm consumes a receive WQE: have it before placing. */
 	if (flags & SRNIC_OPF_IMM) {
 		v = srnic_resp_need_rwqe(qp);
-		if (v == SRNIC_RESP_RNR) {
-			if (flags & SRNIC_OPF_FIRST)
-				goto drop_mr;	/* the retry starts over */
-			return v;
-		}
 		if (v)
-			goto drop_mr;
+			goto out;	/* RNR on a first packet: the retry starts over */
 	}
 	if (pkt->paylen)
-		srnic_place_write(resp->wmr, resp->wva, payload, pkt->paylen);
+		srnic_place_write(mr, resp->wva, payload, pkt->paylen);
 	resp->wva += pkt->paylen;
 	resp->wresid -= pkt->paylen;
 	resp->roff += pkt->paylen;
+	v = SRNIC_RESP_OK;
 	if (!(flags & SRNIC_OPF_LAST)) {
 		resp->in_op = SRNIC_OPF_WRITE;
-		return SRNIC_RESP_OK;
+		goto out;
 	}
-	if (resp->wmr)
-		srnic_mr_put(resp->wmr);
-	resp->wmr = NULL;
 	resp->in_op = 0;
 	resp->msn++;
 	if (flags & SRNIC_OPF_IMM) {
@@ -343,14 +411,11 @@ static enum srnic_resp_verdict srnic_resp_write(struct srnic_qp *qp,
 		if (!srnic_post_wc(qp, true, resp->rwqe.wr_id, IB_WC_SUCCESS,
 				   IB_WC_RECV_RDMA_WITH_IMM, resp->roff,
 				   pkt->imm, IB_WC_WITH_IMM, pkt->se))
-			return SRNIC_RESP_DROP;	/* the CQE was lost */
+			v = SRNIC_RESP_DROP;	/* the CQE was lost */
 	}
-	return SRNIC_RESP_OK;
-
-drop_mr:
-	if (resp->wmr)
-		srnic_mr_put(resp->wmr);
-	resp->wmr = NULL;
+out:
+	if (mr)
+		srnic_mr_put(mr);
 	return v;
 }
 
@@ -376,7 +441,7 @@ static void srnic_resp_awrite_ack(struct srnic_qp *qp,
 		.msn = qp->resp.msn,
 	};
 
-	srnic_build_send(qp, out, &rsp, 0);
+	srnic_resp_small(qp, out, &rsp);
 }
 
 static enum srnic_resp_verdict srnic_resp_atomic_write(struct srnic_qp *qp,
@@ -466,12 +531,11 @@ static void srnic_read_job_free(struct srnic_qp *qp,
 				struct srnic_read_job *job)
 {
 	list_del(&job->list);
-	if (job->skb) {
-		kfree_skb(job->skb);
+	if (job->small) {
+		if (job->opcode != SRNIC_OP_ACKNOWLEDGE)
+			qp->resp.nsmall--;
 	} else {
 		qp->resp.nreads--;
-		if (job->mr)
-			srnic_mr_put(job->mr);
 	}
 	kfree(job);
 }
@@ -508,7 +572,7 @@ static void srnic_resp_room_for_read(struct srnic_qp *qp)
 	while (resp->nreads >= max_t(u32, qp->max_dest_rd_atomic, 1)) {
 		old = NULL;
 		list_for_each_entry(job, &resp->reads, list)
-			if (!job->skb &&
+			if (!job->small &&
 			    (!old || srnic_psn_before(job->psn, old->psn)))
 				old = job;
 		srnic_read_job_free(qp, old);
@@ -526,18 +590,18 @@ static enum srnic_resp_verdict srnic_resp_read(struct srnic_qp *qp,
 
 	if (pkt->dma_len > SRNIC_MAX_MSG_SIZE)
 		return SRNIC_RESP_INVALID;
+	/* Checked for the whole range now, again per response packet. */
 	v = srnic_resp_rkey(qp, pkt->rkey, pkt->va, pkt->dma_len,
 			    IB_ACCESS_REMOTE_READ, &mr);
 	if (v)
 		return v;
+	if (mr)
+		srnic_mr_put(mr);
 	job = kmalloc(sizeof(*job), GFP_ATOMIC);
-	if (!job) {
-		if (mr)
-			srnic_mr_put(mr);
+	if (!job)
 		return SRNIC_RESP_DROP;
-	}
-	job->skb = NULL;
-	job->mr = mr;
+	job->small = false;
+	job->rkey = pkt->rkey;
 	job->va = pkt->va;
 	job->resid = pkt->dma_len;
 	job->psn = pkt->psn;
@@ -578,10 +642,13 @@ static enum srnic_resp_verdict srnic_resp_atomic(struct srnic_qp *qp,
 	spin_unlock(&sdev->atomic_lock);
 	srnic_mr_put(mr);
 
-	res = &resp->ares[resp->ares_next++ % SRNIC_ATOMIC_REPLAY];
-	res->psn = pkt->psn;
-	res->orig = orig;
-	res->valid = true;
+	if (resp->nares) {
+		res = &resp->ares[resp->ares_next];
+		resp->ares_next = (resp->ares_next + 1) % resp->nares;
+		res->apsn = resp->apsn;
+		res->orig = orig;
+		res->valid = true;
+	}
 	resp->msn++;
 
 	ack.opcode = SRNIC_OP_ATOMIC_ACKNOWLEDGE;
@@ -589,7 +656,7 @@ static enum srnic_resp_verdict srnic_resp_atomic(struct srnic_qp *qp,
 	ack.syndrome = SRNIC_AETH_ACK | SRNIC_AETH_NO_CREDIT;
 	ack.msn = resp->msn;
 	ack.orig = orig;
-	srnic_build_send(qp, out, &ack, 0);
+	srnic_resp_small(qp, out, &ack);
 	return SRNIC_RESP_OK;
 }
 
@@ -600,7 +667,8 @@ static enum srnic_resp_verdict srnic_resp_duplicate(struct srnic_qp *qp,
 {
 	struct srnic_resp *resp = &qp->resp;
 	struct srnic_pkt ack = {};
-	int i;
+	u64 apsn;
+	u32 i;
 
 	srnic_counter_inc(to_sdev(qp->ibqp.device), SRNIC_CNT_DUP_REQ);
 	switch (pkt->opcode) {
@@ -618,18 +686,22 @@ static enum srnic_resp_verdict srnic_resp_duplicate(struct srnic_qp *qp,
 		return srnic_resp_read(qp, pkt);
 	case SRNIC_OP_COMPARE_SWAP:
 	case SRNIC_OP_FETCH_ADD:
-		/* Never executed twice: the recorded result is replayed. */
-		for (i = 0; i < SRNIC_ATOMIC_REPLAY; i++) {
+		/*
+		 * Never executed twice: the recorded result is replayed.
+		 * (The loop is bounded by max_dest_rd_atomic.)
+		 */
+		apsn = resp->apsn + srnic_psn_diff(pkt->psn, resp->epsn);
+		for (i = 0; i < resp->nares; i++) {
 			struct srnic_atomic_res *res = &resp->ares[i];
 
-			if (!res->valid || res->psn != pkt->psn)
+			if (!res->valid || res->apsn != apsn)
 				continue;
 			ack.opcode = SRNIC_OP_ATOMIC_ACKNOWLEDGE;
 			ack.psn = pkt->psn;
 			ack.syndrome = SRNIC_AETH_ACK | SRNIC_AETH_NO_CREDIT;
 			ack.msn = resp->msn;
 			ack.orig = res->orig;
-			srnic_build_send(qp, out, &ack, 0);
+			srnic_resp_small(qp, out, &ack);
 			break;
 		}
 		break;
@@ -648,29 +720,11 @@ static enum srnic_resp_verdict srnic_resp_duplicate(struct srnic_qp *qp,
 	return SRNIC_RESP_OK;
 }
 
-/*
- * Responses leave in PSN order: with Read responses still queued, an ACK
- * or atomic response built now waits behind them in the same queue (sent
- * first, it would tell the requester that the Read's responses were lost).
- * Without memory the packet is dropped; the requester asks again.
- */
-static void srnic_resp_queue_behind(struct srnic_qp *qp,
-				    struct sk_buff_head *out)
+/* The request at @epsn is taken, and @n PSNs with it. */
+static void srnic_resp_take(struct srnic_resp *resp, u32 n)
 {
-	struct srnic_read_job *job;
-	struct sk_buff *skb;
-
-	while ((skb = __skb_dequeue(out))) {
-		job = kzalloc(sizeof(*job), GFP_ATOMIC);
-		if (!job) {
-			kfree_skb(skb);
-			continue;
-		}
-		job->skb = skb;
-		job->psn = srnic_psn_add(qp->resp.epsn, -1);
-		list_add_tail(&job->list, &qp->resp.reads);
-	}
-	srnic_req_kick(qp);
+	resp->epsn = srnic_psn_add(resp->epsn, n);
+	resp->apsn += n;
 }
 
 static u32 srnic_read_npkts(struct srnic_qp *qp, u32 len)
@@ -746,13 +800,13 @@ void srnic_resp_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 	} else if (flags & SRNIC_OPF_FLUSH) {
 		v = srnic_resp_flush(qp, pkt, &out);
 		if (!v) {
-			resp->epsn = srnic_psn_add(resp->epsn, 1);
+			srnic_resp_take(resp, 1);
 			goto out;
 		}
 	} else if (flags & SRNIC_OPF_AWRITE) {
 		v = srnic_resp_atomic_write(qp, pkt, payload, &out);
 		if (!v) {
-			resp->epsn = srnic_psn_add(resp->epsn, 1);
+			srnic_resp_take(resp, 1);
 			goto out;
 		}
 	} else if (flags & SRNIC_OPF_WRITE) {
@@ -760,16 +814,15 @@ void srnic_resp_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 	} else if (flags & SRNIC_OPF_READ) {
 		v = srnic_resp_read(qp, pkt);
 		if (!v) {
-			resp->epsn = srnic_psn_add(resp->epsn,
-						   srnic_read_npkts(qp,
-								    pkt->dma_len));
+			srnic_resp_take(resp, srnic_read_npkts(qp,
+							       pkt->dma_len));
 			resp->msn++;
 			goto out;
 		}
 	} else if (flags & SRNIC_OPF_ATOMIC) {
 		v = srnic_resp_atomic(qp, pkt, &out);
 		if (!v) {
-			resp->epsn = srnic_psn_add(resp->epsn, 1);
+			srnic_resp_take(resp, 1);
 			goto out;
 		}
 	} else {
@@ -779,7 +832,7 @@ void srnic_resp_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 verdict:
 	switch (v) {
 	case SRNIC_RESP_OK:
-		resp->epsn = srnic_psn_add(resp->epsn, 1);
+		srnic_resp_take(resp, 1);
 		if (srnic_ack_decide(&resp->ac, pkt->ack_req, false, 64) ==
 		    SRNIC_ACK_NOW)
 			srnic_resp_ack(qp, &out, SRNIC_AETH_ACK |
@@ -793,26 +846,24 @@ verdict:
 		break;
 	case SRNIC_RESP_INVALID:
 	case SRNIC_RESP_INVALID_WC:
-		srnic_resp_ack(qp, &out, SRNIC_AETH_NAK | SRNIC_NAK_INVALID_REQ,
-			       pkt->psn);
+		srnic_resp_ack_how(qp, &out,
+				   SRNIC_AETH_NAK | SRNIC_NAK_INVALID_REQ, pkt->psn, true);
 		ev = IB_EVENT_QP_REQ_ERR;
 		break;
 	case SRNIC_RESP_ACCESS:
-		srnic_resp_ack(qp, &out, SRNIC_AETH_NAK | SRNIC_NAK_REM_ACCESS,
-			       pkt->psn);
+		srnic_resp_ack_how(qp, &out,
+				   SRNIC_AETH_NAK | SRNIC_NAK_REM_ACCESS, pkt->psn, true);
 		ev = IB_EVENT_QP_ACCESS_ERR;
 		break;
 	case SRNIC_RESP_OP_ERR:
-		srnic_resp_ack(qp, &out, SRNIC_AETH_NAK | SRNIC_NAK_REM_OP_ERR,
-			       pkt->psn);
+		srnic_resp_ack_how(qp, &out,
+				   SRNIC_AETH_NAK | SRNIC_NAK_REM_OP_ERR, pkt->psn, true);
 		ev = IB_EVENT_QP_FATAL;
 		break;
 	case SRNIC_RESP_DROP:
 		break;
 	}
 out:
-	if (!ev && !skb_queue_empty(&out) && !list_empty(&resp->reads))
-		srnic_resp_queue_behind(qp, &out);
 	spin_unlock_bh(&resp->lock);
 	while ((skb = __skb_dequeue(&out)))
 		srnic_xmit(qp, skb);
@@ -839,9 +890,6 @@ static void srnic_resp_uc_abort(struct srnic_qp *qp)
 	if (!resp->in_op)
 		return;
 	srnic_resp_uc_lost(qp);
-	if (resp->wmr)
-		srnic_mr_put(resp->wmr);
-	resp->wmr = NULL;
 	resp->in_op = 0;
 }
 
@@ -930,7 +978,7 @@ out:
  * 11.4.1.2; for IPv4, 20 zero bytes and the IPv4 header, as the core's
  * ib_get_gids_from_rdma_hdr() reads it), then the payload. A datagram
  * with no receive WQE posted is dropped (UD has no RNR); one too long for
- * its WQE completes it with IB_WC_LOC_LEN_ERR and fails the QP.
+ * its WQE completes that WQE with IB_WC_LOC_LEN_ERR, and the QP goes on.
  *
  * Context: softirq.
  * Return: false if the datagram was dropped (the caller counts it).
@@ -986,7 +1034,14 @@ bool srnic_resp_ud_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 	posted = srnic_post_ud_wc(qp, rw->wr_id, status, status ? 0 : len,
 				  pkt->imm, flags, pkt->se, &src);
 	spin_unlock_bh(&qp->resp.lock);
-	if (status)
+	/*
+	 * A datagram too long for the buffer, or an SGE it cannot be placed
+	 * through, fails that receive only: the QP lives (anyone can send
+	 * such a datagram to QP1 with the GSI Q_Key; rdma_cm must survive
+	 * it). A receive WQE that is garbage is the owner's ring gone bad:
+	 * that fails the QP.
+	 */
+	if (status == IB_WC_LOC_QP_OP_ERR)
 		srnic_qp_error(qp);
 	else if (posted)
 		srnic_counter_inc(sdev, SRNIC_CNT_RDMA_RECVS);
@@ -1006,6 +1061,8 @@ int srnic_resp_tx(struct srnic_qp *qp, struct sk_buff_head *out, int budget)
 {
 	struct srnic_resp *resp = &qp->resp;
 	struct srnic_read_job *job;
+	struct srnic_mr *mr = NULL;
+	bool failed = false;
 	int n = 0;
 
 	spin_lock_bh(&resp->lock);
@@ -1017,11 +1074,15 @@ int srnic_resp_tx(struct srnic_qp *qp, struct sk_buff_head *out, int budget)
 		struct srnic_pkt pkt = {};
 		u8 *data;
 
-		if (job->skb) {
-			__skb_queue_tail(out, job->skb);
-			job->skb = NULL;
-			list_del(&job->list);
-			kfree(job);
+		if (job->small) {
+			pkt.opcode = job->opcode;
+			pkt.psn = job->psn;
+			pkt.syndrome = job->syndrome;
+			pkt.msn = job->msn;
+			pkt.orig = job->orig;
+			if (!srnic_build_send(qp, out, &pkt, 0))
+				break;
+			srnic_read_job_free(qp, job);
 			n++;
 			continue;
 		}
@@ -1033,11 +1094,31 @@ int srnic_resp_tx(struct srnic_qp *qp, struct sk_buff_head *out, int budget)
 		pkt.psn = job->psn;
 		pkt.syndrome = SRNIC_AETH_ACK | SRNIC_AETH_NO_CREDIT;
 		pkt.msn = resp->msn;
-		data = srnic_build_send(qp, out, &pkt, len);
-		if (!data)
+		/*
+		 * Nothing is held between packets: the key is looked up for
+		 * each one, so a deregistered or invalidated key ends the
+		 * response with a remote access error NAK for this PSN.
+		 */
+		if (len && srnic_resp_rkey(qp, job->rkey, job->va, len,
+					   IB_ACCESS_REMOTE_READ, &mr)) {
+			srnic_resp_ack_how(qp, out, SRNIC_AETH_NAK |
+					   SRNIC_NAK_REM_ACCESS, job->psn,
+					   true);
+			srnic_resp_drop_reads(qp, 0, true);
+			failed = true;
 			break;
-		if (len)
-			srnic_mr_copy(job->mr, job->va, data, len, false);
+		}
+		data = srnic_build_send(qp, out, &pkt, len);
+		if (!data) {
+			if (mr)
+				srnic_mr_put(mr);
+			break;
+		}
+		if (len) {
+			srnic_mr_copy(mr, job->va, data, len, false);
+			srnic_mr_put(mr);
+			mr = NULL;
+		}
 		job->va += len;
 		job->resid -= len;
 		job->psn = srnic_psn_add(job->psn, 1);
@@ -1046,16 +1127,37 @@ int srnic_resp_tx(struct srnic_qp *qp, struct sk_buff_head *out, int budget)
 		if (last)
 			srnic_read_job_free(qp, job);
 	}
+	/* Until they have left, later small responses queue behind them. */
+	if (n)
+		WRITE_ONCE(resp->sending, true);
 	spin_unlock_bh(&resp->lock);
+	if (failed)
+		srnic_qp_fail(qp, IB_EVENT_QP_ACCESS_ERR);
 	return n;
+}
+
+/**
+ * srnic_resp_tx_done() - the packets srnic_resp_tx() built have left
+ * @qp: the QP
+ *
+ * Context: the QP's transmit tasklet, after transmitting them.
+ */
+void srnic_resp_tx_done(struct srnic_qp *qp)
+{
+	/*
+	 * No lock on this per-round path: a receiver that still sees true
+	 * queues its response as a job and kicks the gate, which is only
+	 * later, never out of order.
+	 */
+	WRITE_ONCE(qp->resp.sending, false);
 }
 
 /**
  * srnic_resp_drop_state() - forget every message in progress
  * @qp: the QP
  *
- * Releases the MRs an unfinished Write or queued Read responses hold, so
- * a QP in error never delays the deregistration of an MR.
+ * Drops the queued responses and the Write in progress. (Nothing holds an
+ * MR between packets, so no peer can delay a deregistration.)
  *
  * Context: under resp.lock.
  */
@@ -1064,9 +1166,6 @@ void srnic_resp_drop_state(struct srnic_qp *qp)
 	struct srnic_resp *resp = &qp->resp;
 
 	srnic_resp_drop_reads(qp, 0, true);
-	if (resp->wmr)
-		srnic_mr_put(resp->wmr);
-	resp->wmr = NULL;
 	resp->in_op = 0;
 }
 
@@ -1097,8 +1196,39 @@ void srnic_resp_reset(struct srnic_qp *qp)
 	resp->have_rwqe = false;
 	resp->nak_sent = false;
 	resp->ac.pending = 0;
+	resp->sending = false;
 	resp->msn = 0;
 	resp->ares_next = 0;
-	memset(resp->ares, 0, sizeof(resp->ares));
+	if (resp->ares)
+		memset(resp->ares, 0, resp->nares * sizeof(*resp->ares));
 	spin_unlock_bh(&resp->lock);
+}
+
+/**
+ * srnic_resp_size_ares() - room for the results of @n atomics
+ * @qp: the QP (RC)
+ * @n: its max_dest_rd_atomic
+ *
+ * Context: process context, state_lock held.
+ * Return: 0 or -ENOMEM.
+ */
+int srnic_resp_size_ares(struct srnic_qp *qp, u32 n)
+{
+	struct srnic_resp *resp = &qp->resp;
+	struct srnic_atomic_res *ares, *old;
+
+	n = max_t(u32, n, 1);
+	if (n == resp->nares)
+		return 0;
+	ares = kcalloc(n, sizeof(*ares), GFP_KERNEL);
+	if (!ares)
+		return -ENOMEM;
+	spin_lock_bh(&resp->lock);
+	old = resp->ares;
+	resp->ares = ares;
+	resp->nares = n;
+	resp->ares_next = 0;
+	spin_unlock_bh(&resp->lock);
+	kfree(old);
+	return 0;
 }

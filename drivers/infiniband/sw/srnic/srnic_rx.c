@@ -3,7 +3,9 @@
  * srnic: validated receive. Every RoCEv2 packet passes these checks, in
  * this order, before anything looks at its payload:
  *
- *   UDP length within the buffer -> headers parse (opcode known, lengths
+ *   UDP length within the buffer -> addressed to one of the device's
+ *   GIDs (or to another srnic device of the namespace: handed to it) ->
+ *   headers parse (opcode known, lengths
  *   and pad consistent) -> ICRC -> destination QP exists, is of the
  *   packet's transport (RC, UC, or UD/GSI) and is in a state that
  *   receives -> P_Key -> RC/UC: the source address is the QP's peer;
@@ -22,20 +24,27 @@
 
 #include "srnic.h"
 
+/* The source (@src) or destination address of a packet, as a GID. */
+static void srnic_rx_gid(const u8 *l3, bool src, union ib_gid *gid)
+{
+	if ((l3[0] >> 4) == 4) {
+		const struct iphdr *ip4 = (const void *)l3;
+
+		ipv6_addr_set_v4mapped(src ? ip4->saddr : ip4->daddr,
+				       (struct in6_addr *)gid);
+	} else {
+		const struct ipv6hdr *ip6 = (const void *)l3;
+
+		memcpy(gid, src ? &ip6->saddr : &ip6->daddr, sizeof(*gid));
+	}
+}
+
 /* The packet came from the QP's peer (its destination GID). */
 static bool srnic_rx_from_peer(struct srnic_qp *qp, const u8 *l3)
 {
 	union ib_gid src;
 
-	if ((l3[0] >> 4) == 4) {
-		const struct iphdr *ip4 = (const void *)l3;
-
-		ipv6_addr_set_v4mapped(ip4->saddr, (struct in6_addr *)&src);
-	} else {
-		const struct ipv6hdr *ip6 = (const void *)l3;
-
-		memcpy(&src, &ip6->saddr, sizeof(src));
-	}
+	srnic_rx_gid(l3, true, &src);
 	return !memcmp(&src, &qp->av.dgid, sizeof(src));
 }
 
@@ -71,14 +80,32 @@ void srnic_rx(struct srnic_dev *sdev, struct sk_buff *skb)
 	enum ib_qp_state state;
 	struct srnic_pkt pkt;
 	struct srnic_qp *qp;
+	union ib_gid dgid;
 	u32 ulen, len;
 	u8 transport;
 
-	srnic_counter_inc(sdev, SRNIC_CNT_RCVD_PKTS);
 	ulen = ntohs(uh->len);
 	if (ulen < sizeof(*uh) || bth + (ulen - sizeof(*uh)) >
-	    skb_tail_pointer(skb) || l3 >= (const u8 *)uh)
+	    skb_tail_pointer(skb) || l3 >= (const u8 *)uh) {
+		srnic_counter_inc(sdev, SRNIC_CNT_RCVD_PKTS);
 		goto malformed;
+	}
+	/*
+	 * Addressed to one of this device's GIDs, or to another device of
+	 * the namespace (reached through this one's netdev or loopback).
+	 */
+	srnic_rx_gid(l3, false, &dgid);
+	if (unlikely(!srnic_gid_local(sdev, &dgid))) {
+		struct srnic_dev *owner = srnic_gid_owner(sdev, &dgid);
+
+		if (!owner) {
+			srnic_counter_inc(sdev, SRNIC_CNT_RCVD_PKTS);
+			srnic_counter_inc(sdev, SRNIC_CNT_DGID_ERR);
+			goto drop;
+		}
+		sdev = owner;
+	}
+	srnic_counter_inc(sdev, SRNIC_CNT_RCVD_PKTS);
 	len = ulen - sizeof(*uh);
 	perr = srnic_pkt_parse(&pkt, bth, len);
 	if (perr)

@@ -251,16 +251,43 @@ static int srnic_req_fetch(struct srnic_qp *qp)
 	int n;
 
 	n = srnic_pf_fetch(&sdev->pool, &qp->req.pfq,
-			   srnic_queue_producer(&qp->sq.queue),
+			   srnic_queue_producer(&qp->sq.queue), qp->req.comp,
 			   srnic_pf_fetch_one, qp);
 	if (n < 0) {
+		/*
+		 * A malformed WQE, or a producer index moved back behind
+		 * WQEs already read (-EPROTO): either way the QP fails at
+		 * the fetch position, alone.
+		 */
 		qp->req.bad_wqe = true;
 		qp->req.bad_index = qp->req.pfq.next;
+		qp->req.ring_bad = n == -EPROTO;
 		srnic_counter_inc(sdev, SRNIC_CNT_BAD_WQE);
-		srnic_dbg_qp(qp, "malformed WQE at %u: %d\n",
-			     qp->req.bad_index, n);
+		srnic_dbg_qp(qp, "%s at %u: %d\n", n == -EPROTO ?
+			     "send ring producer index went back" :
+			     "malformed WQE", qp->req.bad_index, n);
 	}
 	return n;
+}
+
+/*
+ * A QP whose send ring went inconsistent fails at once, alone, with an
+ * affiliated asynchronous error. Returns true if it did. Caller holds no
+ * lock of the QP.
+ */
+static bool srnic_req_ring_check(struct srnic_qp *qp)
+{
+	bool bad;
+
+	if (likely(!READ_ONCE(qp->req.ring_bad)))
+		return false;
+	spin_lock_bh(&qp->req.lock);
+	bad = qp->req.ring_bad;
+	qp->req.ring_bad = false;
+	spin_unlock_bh(&qp->req.lock);
+	if (bad)
+		srnic_qp_fail(qp, IB_EVENT_QP_FATAL);
+	return bad;
 }
 
 static void srnic_pf_work(struct work_struct *work)
@@ -296,6 +323,8 @@ static void srnic_pf_work(struct work_struct *work)
 	wake = n != 0 ||
 	       (!READ_ONCE(qp->req.pfq.count) && srnic_pf_pending(qp));
 	spin_unlock_bh(&qp->req.lock);
+	if (srnic_req_ring_check(qp))
+		return;
 	if (wake)
 		srnic_req_kick(qp);
 }
@@ -852,8 +881,11 @@ static int srnic_req_build(struct srnic_qp *qp, struct srnic_swqe *s,
 }
 
 /*
- * One packet from the transmit position. Returns 1 if a packet was
- * queued, 0 if there is nothing to send now.
+ * One packet from the transmit position, or one WQE that completed at
+ * issue (a local operation such as a Bind MW, or an error). Returns 1 if
+ * a packet was queued or a WQE completed, 0 if there is nothing to do
+ * now. A WQE done at issue costs the round as a packet does: a poster of
+ * local operations alone cannot keep the engine running.
  */
 static int srnic_req_next(struct srnic_qp *qp, struct sk_buff_head *out)
 {
@@ -869,15 +901,14 @@ static int srnic_req_next(struct srnic_qp *qp, struct sk_buff_head *out)
 		return 0;
 	if (srnic_psn_diff(req->psn, req->una) >= SRNIC_MAX_INFLIGHT)
 		return 0;
-	while (req->cur == req->issue) {
+	if (req->cur == req->issue) {
 		if (state == IB_QPS_SQD || !srnic_req_issue(qp))
 			return 0;
 		s = srnic_req_swqe(qp, req->issue - 1);
 		if (s->state == SRNIC_SWQE_DONE) {
 			/* Completed at issue: a local operation, or an error. */
 			srnic_req_complete(qp);
-			if (s->status)
-				return 0;
+			return s->status ? 0 : 1;
 		}
 	}
 	idx = req->cur;
@@ -949,6 +980,11 @@ static bool srnic_req_serve(struct srnic_qp *qp, struct srnic_gate *gate)
 		skb = skb_peek_tail(&out);
 		if (srnic_req_next(qp, &out) <= 0)
 			break;
+		if (skb_peek_tail(&out) == skb) {
+			/* A WQE done at issue: one packet's worth, no bytes. */
+			srnic_gate_sent(gq, 0);
+			continue;
+		}
 		srnic_gate_account(gq, &out, skb);
 		built++;
 	}
@@ -971,7 +1007,11 @@ static bool srnic_req_serve(struct srnic_qp *qp, struct srnic_gate *gate)
 
 	while ((skb = __skb_dequeue(&out)))
 		srnic_xmit(qp, skb);
+	if (n)
+		srnic_resp_tx_done(qp);
 
+	if (srnic_req_ring_check(qp))
+		return false;
 	/* A WQE completed in error (or the CQ overflowed): fail the QP. */
 	if (READ_ONCE(qp->req.flushing) &&
 	    READ_ONCE(qp->state) != IB_QPS_ERR) {
@@ -1133,6 +1173,7 @@ void srnic_req_cleanup(struct srnic_qp *qp)
 	kfree(qp->req.fetch_buf);
 	kvfree(qp->req.window);
 	srnic_resp_reset(qp);
+	kfree(qp->resp.ares);
 }
 
 /**
@@ -1181,6 +1222,7 @@ void srnic_req_reset(struct srnic_qp *qp)
 	req->cur_pkt = 0;
 	req->rd_atomic = 0;
 	req->bad_wqe = false;
+	req->ring_bad = false;
 	req->flushing = false;
 	req->rnr_wait = false;
 	req->read_map_valid = false;
