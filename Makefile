@@ -9,7 +9,13 @@
 #   make bench           srnic beside rdma_rxe (perftest), a table of ratios
 #   make bench-qps       1 to 1024 active QPs: throughput, prefetch stalls,
 #                        pool slots in use (two pool sizes) beside rdma_rxe
-#   make check           set up, lint, build, every test on both kernels
+#   make check           set up, lint, build, every test kind on both
+#                        kernels, two guests, KUnit and the debug kernel,
+#                        at the gate volumes (<= 55 min warm): what CI runs
+#   make check-full      the same at the soak volumes, plus the in-tree
+#                        KUnit build (not run by CI)
+#   make kselftest-tree  selftests/ as a kselftest target of a kernel tree
+#   make kunit-intree    the driver in a kernel tree, kunit.py run
 #
 # Each kernel gets its own build tree, build/<kver>/, a copy of the
 # sources: Kbuild writes objects next to them, and the two kernels'
@@ -27,7 +33,7 @@ BUILD := $(TOP)/build
 SRCS := Kbuild kunit/Kbuild \
 	$(shell cd $(TOP) && find drivers include kunit selftests/kmod -name '*.[ch]')
 
-.PHONY: all modules modules-all lint sparse checkpatch demo check clean deps \
+.PHONY: all modules modules-all lint sparse checkpatch demo check check-full clean deps \
 	selftests-build bench bench-qps
 
 all: modules
@@ -81,6 +87,19 @@ bench-qps:
 
 check:
 	$(TOP)/scripts/check.sh
+
+check-full:
+	$(TOP)/scripts/check.sh --full
+
+# selftests/ as the kselftest target drivers/infiniband/srnic of Debian's
+# 6.1 tree, run both ways kselftest offers in a stock 6.1 guest; and the
+# driver dropped into that tree, its KUnit suites run by kunit.py.
+.PHONY: kselftest-tree kunit-intree
+kselftest-tree:
+	$(TOP)/scripts/kselftest-tree.sh $(KSFT_ARGS)
+
+kunit-intree:
+	$(TOP)/scripts/kunit-intree.sh $(KUNIT_INTREE_ARGS)
 
 clean:
 	rm -rf $(BUILD)

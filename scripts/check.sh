@@ -1,80 +1,225 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# make check: everything, from a fresh Debian 12 machine.
-#   1. install what is needed (scripts/deps.sh)
-#   2. lint: W=1 + sparse builds and checkpatch --strict, both kernels
-#   3. build srnic.ko for both kernels and the selftests' programs
-#   4. boot each stock kernel in a guest and run every selftest there,
-#      failing on any failed test or any kernel splat in the guest log
-#   5. KUnit: build (once, cached) the debug test kernel from Debian's
-#      linux-source with KUnit, KASAN, lockdep, UBSAN, kmemleak, and run
-#      every kunit/ suite in it (scripts/kunit.sh)
-#   6. srnic's selftests again on the debug kernel, so the sanitizers
-#      watch the real driver (scripts/kunit.sh --selftests)
-# Prints one line per stage and ends with "N passed, N failed".
+# make check / make check-full: every kind of test, from a fresh Debian 12
+# machine.
+#
+#   scripts/check.sh [--full] [--only STAGE[,STAGE...]]
+#
+# Stages, each one line "== NAME: ok|FAILED (N s)" and one row of the
+# stage table printed at the end (and written to RESULTS/stages.txt):
+#   deps            install what is needed (scripts/deps.sh)
+#   lint            W=1 + sparse builds and checkpatch --strict, both kernels
+#   build           srnic.ko for both kernels and the selftests' programs
+#   selftests-VER   each stock kernel in a guest, every selftest there,
+#                   failing on any failed test or kernel splat
+#   twohost         two guests, 6.1 and 6.12, as two hosts over a QEMU
+#                   link: srnic <-> srnic and srnic <-> rdma_rxe
+#                   (selftests/srnic_twohost.sh through scripts/vm-pair.sh)
+#   kselftest       selftests/ as a kselftest target of Debian's 6.1 tree:
+#                   make run_tests, and kselftest_install.sh +
+#                   run_kselftest.sh (scripts/kselftest-tree.sh, a subset)
+#   kunit           the debug test kernel (KUnit, KASAN, lockdep, UBSAN,
+#                   kmemleak; built once and cached) and every kunit/ suite
+#   selftests-debug srnic's selftests on that kernel: the sanitizers watch
+#                   the real data path
+#   kunit-intree    (--full only) the driver dropped into linux-source-6.1,
+#                   kunit.py run --kunitconfig=drivers/infiniband/sw/srnic
+#
+# Volumes. make check (the gate, what .ci/run runs) runs every test kind
+# on every kernel with the gate volumes below; make check-full (--full)
+# runs the soak volumes: the selftests' own defaults (10000 ordering
+# generations, 1000 scribble rounds, 256 MiB integrity, rping 1000, ...)
+# on both stock kernels and on the debug kernel, the rdma_rxe reference
+# rows of the rdma-core table, larger two-host volumes, and the in-tree
+# KUnit build. The volumes are set here and nowhere else.
+#
+# Results: ${SRNIC_CHECK_OUT:-/var/tmp/srnic-check/<date>}: one log per
+# stage, the guests' folders, stages.txt. Exit 0 when every stage passed.
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top" || exit 1
 export SRNIC_CACHE=${SRNIC_CACHE:-/var/cache/srnic}
-out=${SRNIC_CHECK_OUT:-/var/tmp/srnic-check/$(date +%Y%m%d-%H%M%S)}
-mkdir -p "$out"
 
-pass=0 fail=0
-stage() {	# NAME CMD...: run a stage, log to $out/NAME.log
-	local name=$1 start rc
+full=0 only=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--full) full=1; shift ;;
+	--only) only=,$2,; shift 2 ;;
+	*) echo "usage: $0 [--full] [--only STAGE,...]" >&2; exit 2 ;;
+	esac
+done
+tier=$([ $full -eq 1 ] && echo check-full || echo check)
+out=${SRNIC_CHECK_OUT:-/var/tmp/srnic-check/$(date +%Y%m%d-%H%M%S)-$tier}
+mkdir -p "$out"
+out=$(realpath "$out")
+
+# --- volumes -------------------------------------------------------------------
+
+if [ $full -eq 1 ]; then
+	stock_vol=() stock_vol2=() ksft_vol=(SRNIC_KSFT_TESTS=all)
+	twohost_vol=(SRNIC_TH_GENS=5000 SRNIC_TH_BYTES=256M SRNIC_TH_PINGS=1000)
+	debug_vol=(SRNIC_RDMA_CORE_NO_REF=1)
+	debug_tests=(srnic_basic.sh srnic_bad_input.sh srnic_hostile.sh
+		     srnic_fuzz_rx.sh srnic_kqp.sh rdma_core_tests.sh srnic_cm.sh
+		     srnic_nvme.sh srnic_rc.sh srnic_interop.sh srnic_wire.sh)
+else
+	# A fraction of the soak volumes (ordering generations 15%, scribble
+	# rounds and integrity bytes 25%, pings 30%, NVMe I/O 25%); every step
+	# still runs. The rdma_rxe reference rows of the rdma-core table are
+	# check-full's (the srnic rows and their verdicts stay).
+	stock_vol=(SRNIC_RC_GENS=1500 SRNIC_RC_ROUNDS=250 SRNIC_RC_BYTES=64M
+		   SRNIC_CM_PINGS=300 SRNIC_NVME_SIZE=64M
+		   SRNIC_HOSTILE_ROUNDS=250 SRNIC_FUZZ_PKTS=20000
+		   SRNIC_RDMA_CORE_NO_REF=1)
+	# The second stock kernel: the interop matrix's lossy half only (its
+	# loss-free cells ran on the first), and no wire check (srnic's
+	# packets are built by the same code on both; it ran on the first).
+	# The fuzz's mutations are the same on both: a quarter of them there.
+	stock_vol2=("SRNIC_MATRIX_LOSS=1%" SRNIC_SELFTESTS_SKIP=srnic_wire.sh
+		    SRNIC_FUZZ_PKTS=5000)
+	# kselftest: the runner's ways with one test (the rest ran above).
+	ksft_vol=(SRNIC_KSFT_TESTS=srnic_basic.sh)
+	twohost_vol=(SRNIC_TH_GENS=500 SRNIC_TH_BYTES=32M SRNIC_TH_PINGS=200)
+	# The sanitizers make every step about ten times slower (srnic_basic:
+	# 30 s on 6.12, 167 s on the debug kernel; srnic_cm 124 s and 640
+	# s): smaller still, rdma-core's files that reach the driver's verbs
+	# and data paths most (MRs, QPs, extended QPs), srnic_cm without its
+	# rdma_rxe steps (the stock kernels ran them), and the RC steps that
+	# reach each mechanism once (ordering, fences, access checks, ring
+	# scribbles, retry, RNR).
+	# "fair" (a throughput verdict in 1.5 s windows) is not selected:
+	# every step goes through the same transmit gate.
+	debug_vol=(SRNIC_RC_GENS=200 SRNIC_RC_ROUNDS=50 SRNIC_RC_BYTES=32M
+		   SRNIC_CM_PINGS=100 SRNIC_CM_NO_RXE=1 SRNIC_RDMA_CORE_NO_REF=1
+		   SRNIC_HOSTILE_ROUNDS=50 SRNIC_FUZZ_PKTS=3000 SRNIC_FUZZ_PPS=1000
+		   "SRNIC_RDMA_CORE_MODULES=test_mr test_qp test_qpex"
+		   "SRNIC_RC_ONLY=pingpong \(4 KiB|order \(|fence --gens|access|scribble|retry|rnr")
+	debug_tests=(srnic_basic.sh srnic_bad_input.sh srnic_hostile.sh
+		     srnic_fuzz_rx.sh srnic_kqp.sh rdma_core_tests.sh srnic_cm.sh
+		     srnic_rc.sh)
+fi
+
+# --- stages --------------------------------------------------------------------
+
+# stage NAME CMD...: run a stage, its output to $out/NAME.log (and to
+# stdout unless QUIET=1: a stage beside another prints its start and end
+# only, and its log's tail when it fails); its row of the stage table to
+# $out/rows/. Returns the stage's status.
+mkdir -p "$out/rows"
+rm -f "$out"/rows/*
+stage() {
+	local name=$1 start rc secs n
 	shift
+	if [ -n "$only" ] && [[ $only != *",$name,"* ]]; then
+		return 0
+	fi
 	start=$(date +%s)
+	n=$(printf '%02d' "$(ls "$out/rows" | wc -l)")
+	printf '%-26s %7s  running\n' "$name" - >"$out/rows/$n-$name"
 	echo "== $name"
-	"$@" > >(tee "$out/$name.log") 2>&1
-	rc=$?
-	if [ $rc -eq 0 ]; then
-		pass=$((pass + 1))
-		echo "== $name: ok ($(($(date +%s) - start)) s)"
+	if [ "${QUIET:-0}" = 1 ]; then
+		"$@" >"$out/$name.log" 2>&1
 	else
-		fail=$((fail + 1))
-		echo "== $name: FAILED, exit $rc ($(($(date +%s) - start)) s; log $out/$name.log)"
+		"$@" > >(tee "$out/$name.log") 2>&1
+	fi
+	rc=$?
+	secs=$(($(date +%s) - start))
+	if [ $rc -eq 0 ]; then
+		printf '%-26s %7d  passed\n' "$name" "$secs" >"$out/rows/$n-$name"
+		echo "== $name: ok ($secs s)"
+	else
+		printf '%-26s %7d  FAILED (exit %d)\n' "$name" "$secs" "$rc" >"$out/rows/$n-$name"
+		if [ "${QUIET:-0}" = 1 ]; then
+			echo "== $name: the last 60 lines of its log:"
+			tail -n 60 "$out/$name.log" | sed "s/^/[$name] /"
+		fi
+		echo "== $name: FAILED, exit $rc ($secs s; log $out/$name.log)"
 	fi
 	return $rc
 }
 
-stage deps scripts/deps.sh || { echo "0 passed, 1 failed"; exit 1; }
+pass=0 fail=0
+table() {
+	local f total=$(($(date +%s) - t0))
+	pass=$(cat "$out"/rows/* 2>/dev/null | grep -c ' passed$')
+	fail=$(cat "$out"/rows/* 2>/dev/null | grep -vc ' passed$')
+	{
+		echo "make $tier, $(date -u '+%Y-%m-%d %H:%M UTC'), $(git -C "$top" rev-parse --short HEAD 2>/dev/null)"
+		printf '%-26s %7s  %s\n' stage seconds result
+		for f in "$out"/rows/*; do [ -e "$f" ] && cat "$f"; done
+		printf '%-26s %7d  %d passed, %d failed\n' total "$total" "$pass" "$fail"
+	} | tee "$out/stages.txt"
+}
+
+t0=$(date +%s)
+finish() {
+	echo
+	table
+	echo "results: $out"
+	echo "$pass passed, $fail failed"
+	[ "$fail" -eq 0 ]
+	exit
+}
+
+stage deps scripts/deps.sh || finish
 stage lint make -s lint
-stage build make -s modules-all selftests-build ||
-	{ echo "$pass passed, $fail failed"; exit 1; }
-# The RC stress volumes (netem ordering generations, ring scribbles) run
-# in full on the first kernel, at a quarter on the others: every case
-# still runs everywhere, and the CI budget (90 min) holds.
-vol=()
-for k in $(scripts/kvers.sh); do
-	stage "selftests-$k" env "${vol[@]}" scripts/vm.sh --kernel "$k" \
-		--timeout 3000 --fail-on-splat --out "$out/guest-$k" -- \
-		selftests/run_kselftests.sh
-	vol=(SRNIC_RC_GENS=2500 SRNIC_RC_ROUNDS=250)
-done
+stage build make -s modules-all selftests-build || finish
 
-stage kunit scripts/kunit.sh --timeout 1800
-# srnic's own selftests; vm_smoke (stock rdma_rxe traffic, the harness's
-# self-check) already ran on the stock kernels and is timing-sensitive
-# under KASAN on TCG. The RC traffic runs a subset with smaller volumes
-# there (the sanitizers slow every packet down; everything ran above;
-# "fair", whose verdict compares throughputs in 1.5 s windows, is not
-# selected: every step here goes through the same transmit gate);
-# rdma-core's suite runs on srnic only (the rdma_rxe reference ran above),
-# rping with 200 pings; the rdma-core files that skip on a software RoCE
-# device on a veth (rdma_cm, flow, RSS, tag matching) or stay in
-# libibverbs (fork) are left out.
-debug_rdma_core="test_device test_pd test_cq test_mr test_qp test_addr \
-test_atomic test_cq_events test_qpex test_cqex test_relaxed_ordering \
-test_shared_pd test_parent_domain test_odp"
-stage selftests-debug env SRNIC_RC_GENS=300 SRNIC_RC_ROUNDS=100 \
-	SRNIC_CM_PINGS=200 SRNIC_RDMA_CORE_NO_REF=1 \
-	SRNIC_RDMA_CORE_MODULES="$debug_rdma_core" \
-	SRNIC_RC_ONLY='pingpong \(4 KiB|SRQ|order|awrite|fence|solicit|overrun|retry|rnr|access|scribble' \
-	scripts/kunit.sh --selftests --timeout 4200 \
-	srnic_basic.sh srnic_bad_input.sh srnic_kqp.sh rdma_core_tests.sh \
-	srnic_cm.sh srnic_rc.sh
+# The stock kernels' guests (lane 1), then KUnit and the debug kernel's
+# guest (lane 2). SRNIC_CHECK_LANES=1 runs the two lanes side by side,
+# each guest with its 2 vCPUs: not the default, because it saves little
+# (the guests are CPU-bound under TCG: srnic_bad_input took 92 s beside
+# the debug guest, 80 s without it) and timing makes two tests fail there:
+# srnic_rc's "fair" (two QPs' throughputs compared in 1.5 s windows: run
+# alone after the lanes then) and rdma-core's test_resize_cq, which
+# expects its posted sends' completions in the CQ by the time it
+# resizes (srnic produces them asynchronously: a starved guest has not
+# yet). The two-host stage, two guests of its own, runs last.
+lanes=${SRNIC_CHECK_LANES:-0}
+rc_skip=()
+[ "$lanes" = 1 ] && rc_skip=(SRNIC_RC_SKIP=^fair)
+lane1() {
+	local k vol=("${stock_vol[@]}")
+	for k in $(scripts/kvers.sh); do
+		stage "selftests-$k" env "${vol[@]}" "${rc_skip[@]}" \
+			scripts/vm.sh --kernel "$k" --timeout 3000 --fail-on-splat \
+			--out "$out/guest-$k" -- selftests/run_kselftests.sh
+		vol+=("${stock_vol2[@]}")
+	done
+	if [ -x scripts/kselftest-tree.sh ]; then
+		mkdir -p "$out/kselftest"
+		stage kselftest env SRNIC_OUT="$out/kselftest" "${ksft_vol[@]}" \
+			scripts/kselftest-tree.sh
+	fi
+}
+lane2() {
+	stage kunit scripts/kunit.sh --timeout 1800
+	stage selftests-debug env "${debug_vol[@]}" \
+		scripts/kunit.sh --selftests --timeout 4200 "${debug_tests[@]}"
+}
+if [ "$lanes" = 1 ]; then
+	QUIET=1 lane1 &
+	l1=$!
+	QUIET=1 lane2 &
+	l2=$!
+	trap 'kill 0' INT TERM HUP
+	wait $l1 $l2
+	trap - INT TERM HUP
+	for k in $(scripts/kvers.sh); do
+		stage "rc-fair-$k" env SRNIC_RC_ONLY=^fair scripts/vm.sh --kernel "$k" \
+			--timeout 900 --fail-on-splat --out "$out/fair-$k" -- \
+			selftests/run_kselftests.sh srnic_rc.sh
+	done
+else
+	lane1
+	lane2
+fi
 
-echo "results: $out"
-echo "$pass passed, $fail failed"
-[ $fail -eq 0 ]
+stage twohost env "${twohost_vol[@]}" scripts/vm-pair.sh --timeout 1500 \
+	--fail-on-splat --out "$out/twohost" -- selftests/srnic_twohost.sh
+
+if [ $full -eq 1 ] && [ -x scripts/kunit-intree.sh ]; then
+	stage kunit-intree scripts/kunit-intree.sh
+fi
+finish

@@ -260,10 +260,11 @@ case $vmrc in
 	# vm.sh's splat check also matches kmemleak's "N new suspected memory
 	# leaks" line, printed by our own scans: those are judged below, by
 	# owner.  Any other splat line stands.
-	re=$(sed -n "s/^KERNEL_SPLAT_RE='\(.*\)'$/\1/p" "$top/selftests/lib.sh")
+	# shellcheck source=selftests/kernel_log.sh
+	. "$top/selftests/kernel_log.sh"
 	klog=$out/dmesg.log
 	[ -s "$klog" ] || klog=$out/console.log
-	rest=$(grep -aE "$re" "$klog" | grep -avE 'kmemleak: ([0-9]+ new suspected memory leaks|Kernel memory leak detector initialized|Automatic memory scanning thread)' || true)
+	rest=$(kernel_splats "$klog" | grep -avE "$KERNEL_KMEMLEAK_SCAN_RE" || true)
 	if [ -n "$rest" ]; then
 		splat=1
 		fail=1

@@ -8,7 +8,8 @@
 # Usage:
 #   scripts/vm.sh [--kernel VER|BZIMAGE] [--moddir DIR] [--timeout SECS]
 #                 [--out DIR] [--mem MB] [--smp N] [--append ARGS]
-#                 [--fail-on-splat] -- COMMAND [ARGS...]
+#                 [--fail-on-splat] [--share DIR] [--sync DIR]
+#                 [--link listen|connect:PORT:MAC]... -- COMMAND [ARGS...]
 #
 #   --kernel VER      boot /boot/vmlinuz-VER (default: newest 6.1 installed);
 #                     or a path to a bzImage or an ELF vmlinux (the version
@@ -23,7 +24,26 @@
 #   --mem MB/--smp N  guest size (default 3072 MB, 2 vCPUs).
 #   --append ARGS     extra kernel command line.
 #   --fail-on-splat   exit 126 if the guest kernel log has a BUG/WARNING/
-#                     Oops/KASAN/lockdep/... report, even if COMMAND passed.
+#                     Oops/KASAN/lockdep/... report, even if COMMAND passed
+#                     (the expression: selftests/kernel_log.sh).
+#   --share DIR       show the host's DIR at the same path in the guest
+#                     (read-only, under a tmpfs overlay like the root).
+#                     Automatic for the checkout the command runs in when
+#                     the host root does not show it (under /tmp or /run).
+#   --sync DIR        share DIR read-write at the same path (no caching)
+#                     and export SRNIC_SYNC=DIR: a rendezvous folder for
+#                     two guests (scripts/vm-pair.sh).
+#   --link listen:PORT:MAC, --link connect:PORT:MAC
+#                     a virtio-net NIC with address MAC whose frames go
+#                     over a TCP connection on 127.0.0.1:PORT (QEMU's
+#                     socket netdev) to a second guest's NIC: one guest
+#                     listens, the other connects (start it once the port
+#                     listens). A lossless link, as a RoCE fabric with
+#                     flow control is (QEMU's UDP mode drops frames in
+#                     bursts when the receiving guest falls behind);
+#                     netem in a guest adds loss where a test wants it.
+#                     Repeat for several links. The guest loads virtio_net
+#                     itself (modprobe virtio_net).
 #
 # Guest view: the host's / read-only (9p) under a tmpfs-backed overlay, so
 # the guest may write anywhere and every write vanishes at poweroff; fresh
@@ -71,6 +91,7 @@ usage() {
 }
 
 kernel='' moddir='' timeout_s=900 out='' mem=3072 smp=2 append='' fail_on_splat=0
+share='' sync='' links=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kernel) [ $# -ge 2 ] || usage; kernel=$2; shift 2 ;;
@@ -81,6 +102,9 @@ while [ $# -gt 0 ]; do
 	--smp) [ $# -ge 2 ] || usage; smp=$2; shift 2 ;;
 	--append) [ $# -ge 2 ] || usage; append="$append $2"; shift 2 ;;
 	--fail-on-splat) fail_on_splat=1; shift ;;
+	--share) [ $# -ge 2 ] || usage; share=$2; shift 2 ;;
+	--sync) [ $# -ge 2 ] || usage; sync=$2; shift 2 ;;
+	--link) [ $# -ge 2 ] || usage; links+=("$2"); shift 2 ;;
 	--) shift; break ;;
 	-h|--help) usage ;;
 	*) die "unknown option '$1' (the command goes after --)" ;;
@@ -149,9 +173,27 @@ rm -f "$out"/exit-status "$out"/output.log "$out"/dmesg.log "$out"/console.log
 
 cwd=$(pwd -P)
 case $cwd in
-/tmp|/tmp/*|/run|/run/*|/proc*|/sys*|/dev*)
-	msg "warning: cwd $cwd is not visible in the guest (its own tmpfs/procfs there)" ;;
+/tmp|/tmp/*|/run|/run/*)
+	# The guest has its own /tmp and /run: share the checkout (or the
+	# cwd) the command runs in, unless --share names a folder holding it.
+	case $cwd/ in "${share:-/nonexistent}"/*) ;; *)
+		share=$(git -C "$cwd" rev-parse --show-toplevel 2>/dev/null || echo "$cwd")
+		share=$(realpath "$share") ;;
+	esac ;;
+/proc*|/sys*|/dev*)
+	msg "warning: cwd $cwd is not visible in the guest" ;;
 esac
+for d in share sync; do
+	[ -n "${!d}" ] || continue
+	[ -d "${!d}" ] || die "--$d ${!d}: no such directory"
+	printf -v "$d" '%s' "$(realpath "${!d}")"
+	case ${!d} in *[!A-Za-z0-9._/+:@-]*) die "--$d '${!d}' has characters the guest cannot take" ;; esac
+	case ${!d} in /proc|/proc/*|/sys|/sys/*|/dev|/dev/*|/) die "--$d cannot be ${!d}" ;; esac
+done
+for l in "${links[@]}"; do
+	[[ $l =~ ^(listen|connect):[0-9]+:([0-9a-f]{2}:){5}[0-9a-f]{2}$ ]] ||
+		die "--link '$l': want listen|connect:PORT:MAC (e.g. listen:40001:52:54:00:5a:01:00)"
+done
 
 # --- initramfs ---------------------------------------------------------------
 
@@ -179,9 +221,13 @@ while read -r m; do
 	insmod "/modules/$m" || fatal "insmod $m failed"
 done </modules/list
 
-out=
+out= share= sync=
 for arg in $(cat /proc/cmdline); do
-	case $arg in srnic_out=*) out=${arg#srnic_out=} ;; esac
+	case $arg in
+	srnic_out=*) out=${arg#srnic_out=} ;;
+	srnic_share=*) share=${arg#srnic_share=} ;;
+	srnic_sync=*) sync=${arg#srnic_sync=} ;;
+	esac
 done
 [ -n "$out" ] || fatal "no srnic_out= on the kernel command line"
 
@@ -209,10 +255,22 @@ mount --move /sys /newroot/sys
 mount --move /dev /newroot/dev
 mount -t tmpfs -o mode=1777,nosuid,nodev tmpfs /newroot/tmp
 mount -t tmpfs -o mode=0755,nosuid,nodev tmpfs /newroot/run
+# A checkout the host root does not show (under /tmp): like the root,
+# read-only and cached, under an overlay of its own.
+if [ -n "$share" ]; then
+	mkdir -p /share /rw/share-upper /rw/share-work "/newroot$share"
+	mount9p ro,cache=loose srnicshare /share || fatal "cannot mount $share (9p)"
+	mount -t overlay -o lowerdir=/share,upperdir=/rw/share-upper,workdir=/rw/share-work \
+		overlay "/newroot$share" || fatal "cannot mount the overlay on $share"
+fi
 # Last, so that even an out dir under /tmp or /run is reachable.
-mkdir -p "/newroot$out"
 # cache=none (default): every write reaches the host at once.
+mkdir -p "/newroot$out"
 mount9p rw srnicout "/newroot$out" || fatal "cannot mount results dir (9p)"
+if [ -n "$sync" ]; then
+	mkdir -p "/newroot$sync"
+	mount9p rw srnicsync "/newroot$sync" || fatal "cannot mount $sync (9p)"
+fi
 
 mkdir -p /newroot/run/srnic
 cp /bin/busybox /stage2.sh /newroot/run/srnic/
@@ -330,8 +388,9 @@ shq() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
 envargs=(PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 	 HOME=/root TERM=dumb LANG=C.UTF-8 SRNIC_GUEST=1
 	 "SRNIC_OUT=$out" "SRNIC_KVER=$kver")
+[ -z "$sync" ] || envargs+=("SRNIC_SYNC=$sync")
 while IFS= read -r v; do
-	case $v in SRNIC_OUT|SRNIC_CACHE|SRNIC_GUEST|SRNIC_KVER) continue ;; esac
+	case $v in SRNIC_OUT|SRNIC_CACHE|SRNIC_GUEST|SRNIC_KVER|SRNIC_SYNC) continue ;; esac
 	envargs+=("$v=${!v}")
 done < <(compgen -e | grep '^SRNIC_' || true)
 
@@ -393,7 +452,10 @@ fi
 # quiet + loglevel=5: no boot chatter on the console, but warnings and worse
 # (WARN, BUG, Oops, lockdep...) still show up live.  mitigations=off: KPTI &
 # co. are costly under TCG and irrelevant to what the tests look at.
-cmdline="console=ttyS0 panic=-1 quiet loglevel=5 mitigations=off srnic_out=$out$append"
+cmdline="console=ttyS0 panic=-1 quiet loglevel=5 mitigations=off srnic_out=$out"
+[ -z "$share" ] || cmdline="$cmdline srnic_share=$share"
+[ -z "$sync" ] || cmdline="$cmdline srnic_sync=$sync"
+cmdline="$cmdline$append"
 
 # shellcheck disable=SC2054 # the commas belong to qemu's option syntax
 qemu=(qemu-system-x86_64 -accel tcg,thread=multi -cpu max -m "$mem" -smp "$smp"
@@ -401,8 +463,19 @@ qemu=(qemu-system-x86_64 -accel tcg,thread=multi -cpu max -m "$mem" -smp "$smp"
       -kernel "$boot_image" -initrd "$initrd" -append "$cmdline"
       -virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap
       -virtfs "local,path=$out,mount_tag=srnicout,security_model=none,multidevs=remap")
+[ -z "$share" ] ||
+	qemu+=(-virtfs "local,path=$share,mount_tag=srnicshare,security_model=none,readonly=on,multidevs=remap")
+[ -z "$sync" ] ||
+	qemu+=(-virtfs "local,path=$sync,mount_tag=srnicsync,security_model=none,multidevs=remap")
+n=0
+for l in "${links[@]}"; do
+	IFS=: read -r mode port mac <<<"$l"
+	qemu+=(-netdev "socket,id=link$n,$mode=127.0.0.1:$port"
+	       -device "virtio-net-pci,netdev=link$n,mac=$mac")
+	n=$((n + 1))
+done
 
-msg "kernel $kver, out dir $out"
+msg "kernel $kver, out dir $out${share:+, sharing $share}${links[0]:+, ${#links[@]} link(s)}"
 fifo=$(mktemp -u "${TMPDIR:-/tmp}/srnic-vm.XXXXXX")
 mkfifo -m 600 "$fifo"
 trap 'rm -f "$fifo"' EXIT
@@ -458,15 +531,13 @@ if [ ! -s "$out/exit-status" ]; then
 fi
 rc=$(cat "$out/exit-status")
 
-# Kernel splats: always mention them, fail on them when asked.
-# Keep in sync with KERNEL_SPLAT_RE in selftests/lib.sh.
-splat='BUG:|WARNING:|Oops|KASAN|UBSAN|possible circular locking|sleeping function called from invalid context|kmemleak|general protection fault|Call Trace|soft lockup|hard LOCKUP|blocked for more than|rcu.*detected stall'
-# Not splats: what a CONFIG_DEBUG_KMEMLEAK kernel (the test kernel of
-# scripts/testkernel.sh) always logs at boot.  Its leak reports still count.
-not_splat='kmemleak: (Kernel memory leak detector initialized|Automatic memory scanning thread (started|ended))'
+# Kernel splats: always mention them, fail on them when asked. The
+# expression is the selftests' own (selftests/kernel_log.sh).
+# shellcheck source=selftests/kernel_log.sh
+. "$(dirname "$0")/../selftests/kernel_log.sh"
 klog=$out/dmesg.log
 [ -s "$klog" ] || klog=$out/console.log
-lines=$(grep -aE "$splat" "$klog" | grep -avE "$not_splat" | tr -d '\r' || true)
+lines=$(kernel_splats "$klog" || true)
 if [ -n "$lines" ]; then
 	if [ $fail_on_splat -eq 1 ]; then
 		msg "FAILED: kernel splat in $klog (command exit status $rc):"

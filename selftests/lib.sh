@@ -13,13 +13,15 @@
 #	ktap_print_header; ktap_set_plan N
 #	ktap_test_pass DESC | ktap_test_fail DESC | ktap_test_skip DESC REASON
 #	ktap_test_result DESC CMD...	(pass/fail by CMD's status)
+#	ktap_test_run DESC CMD...	(the same, CMD in this shell)
 #	ktap_print_msg TEXT		(a "# TEXT" diagnostic line)
 #	ktap_finished			(totals; exit 1 on any fail or a plan
 #					 mismatch, 4 if all skipped, else 0)
 # Namespaces and cleanup: modelled on tools/testing/selftests/net/lib.sh
 #	setup_ns VAR...			(VAR=<lowercase var>-XXXXXX, a new netns)
-#	setup_veth_pair NS_A NS_B [X]	(veth NS_A<->NS_B ("-": current netns),
-#					 10.99.X.0/24 and fd00:99:X::/64;
+#	setup_veth_pair NS_A NS_B	(veth NS_A<->NS_B ("-": current netns),
+#					 10.99.X.0/24 and fd00:99:X::/64, X
+#					 allocated;
 #					 sets VETH_A VETH_B
 #					 VETH_A_IP4 VETH_B_IP4 VETH_A_IP6 VETH_B_IP6)
 #	defer CMD...			(run CMD at exit, last registered first)
@@ -29,8 +31,10 @@
 # Kernel log
 #	dmesg_mark; dmesg_splats	(print BUG/WARNING/Oops/... lines logged
 #					 since the mark; fails if there are none)
+#	ktap_kernel_log_clean [DESC]	(one KTAP line: no splat since the mark)
 # RDMA
 #	rdma_gid_index DEV ADDR [PORT]	(index of the RoCE v2 GID for ADDR)
+#	server_listening NS PORT	(a TCP socket or rdma_cm ID listens)
 
 KSFT_PASS=0
 KSFT_FAIL=1
@@ -105,6 +109,24 @@ ktap_test_result() {
 		ktap_print_msg "'$*' exited $rc"
 		ktap_test_fail "$desc"
 	fi
+	return $rc
+}
+
+# ktap_test_run DESC CMD...: ktap_test_result with CMD in this shell, so
+# that the variables it sets stay set (its output goes through a file).
+ktap_test_run() {
+	local desc=$1 f rc=0
+	shift
+	f=$(mktemp)
+	"$@" >"$f" 2>&1 || rc=$?
+	if [ $rc -eq 0 ]; then
+		ktap_test_pass "$desc"
+	else
+		sed 's/^/# /' "$f"
+		ktap_print_msg "'$*' exited $rc"
+		ktap_test_fail "$desc"
+	fi
+	rm -f "$f"
 	return $rc
 }
 
@@ -213,7 +235,24 @@ setup_ns() {
 	done
 }
 
-VETH_IDX=0
+# Subnets are allocated, never picked: X is the lowest number not held by
+# any test running in this system (a directory under /run, made
+# atomically), released at exit.
+VETH_SUBNETS=/run/srnic-subnets
+
+__veth_subnet_alloc() {	# sets VETH_X
+	local x
+	mkdir -p "$VETH_SUBNETS" || return 1
+	for x in $(seq 1 250); do
+		if mkdir "$VETH_SUBNETS/$x" 2>/dev/null; then
+			VETH_X=$x
+			defer rmdir "$VETH_SUBNETS/$x"
+			return 0
+		fi
+	done
+	echo "setup_veth_pair: no free subnet under $VETH_SUBNETS" >&2
+	return 1
+}
 
 __ip_in() {	# NS ARGS...: ip in netns NS, "-" being the current one
 	local ns=$1
@@ -221,17 +260,17 @@ __ip_in() {	# NS ARGS...: ip in netns NS, "-" being the current one
 	if [ "$ns" = - ]; then ip "$@"; else ip -n "$ns" "$@"; fi
 }
 
-# setup_veth_pair NS_A NS_B [X]: a veth pair with one end in each netns
+# setup_veth_pair NS_A NS_B: a veth pair with one end in each netns
 # (namespace names, e.g. "$NS_A"; "-" is the current netns), addresses
 # 10.99.X.1/24 + fd00:99:X::1/64 on the NS_A end and .2 / ::2 on the NS_B
-# end, both up.  X defaults to a counter starting at 1.  Exports VETH_A
+# end, both up.  X is allocated (__veth_subnet_alloc).  Exports VETH_A
 # VETH_B (ifnames: vethXa, vethXb), VETH_A_IP4 VETH_B_IP4 VETH_A_IP6
 # VETH_B_IP6 (addresses, no prefix length).  A veth end in the current netns
 # is deleted by cleanup_all; the others go with their netns.
 setup_veth_pair() {
-	local a=$1 b=$2 x=${3:-$((VETH_IDX + 1))}
-	local in_a=() in_b=()
-	VETH_IDX=$x
+	local a=$1 b=$2 x in_a=() in_b=()
+	__veth_subnet_alloc || return 1
+	x=$VETH_X
 	VETH_A=veth${x}a VETH_B=veth${x}b
 	VETH_A_IP4=10.99.$x.1 VETH_B_IP4=10.99.$x.2
 	VETH_A_IP6=fd00:99:$x::1 VETH_B_IP6=fd00:99:$x::2
@@ -253,19 +292,45 @@ setup_veth_pair() {
 
 # --- kernel log --------------------------------------------------------------
 
-# What scripts/vm.sh --fail-on-splat looks for, too.
-KERNEL_SPLAT_RE='BUG:|WARNING:|Oops|KASAN|UBSAN|possible circular locking|sleeping function called from invalid context|suspected memory leak|general protection fault|Call Trace|soft lockup|hard LOCKUP|blocked for more than|rcu.*detected stall'
+# The splat expression is shared with scripts/vm.sh and scripts/kunit.sh.
+# shellcheck source=selftests/kernel_log.sh
+. "$(dirname "${BASH_SOURCE[0]}")/kernel_log.sh"
 DMESG_MARK=0
 
 dmesg_mark() {
 	DMESG_MARK=$(dmesg | wc -l)
 }
 
+# dmesg_splats: the splat lines logged since dmesg_mark; fails if none.
 dmesg_splats() {
-	dmesg | tail -n +$((DMESG_MARK + 1)) | grep -E "$KERNEL_SPLAT_RE"
+	dmesg | tail -n +$((DMESG_MARK + 1)) | kernel_splats
+}
+
+# ktap_kernel_log_clean [DESC]: the end-of-test check, one KTAP line:
+# passes when nothing since dmesg_mark is a splat, else prints the lines.
+ktap_kernel_log_clean() {
+	local desc=${1:-kernel log clean} splats
+	splats=$(dmesg_splats)
+	if [ -z "$splats" ]; then
+		ktap_test_pass "$desc"
+	else
+		printf '%s\n' "$splats" | sed 's/^/# /'
+		ktap_test_fail "$desc"
+	fi
 }
 
 # --- RDMA --------------------------------------------------------------------
+
+# server_listening NS PORT: a TCP socket (in netns NS, "-": the current
+# one) or an rdma_cm ID (rdma resource show cm_id) listens on PORT. A
+# server is started, then waited for with wait_until: no fixed sleep.
+server_listening() {
+	local nsx=()
+	[ "$1" = - ] || nsx=(ip netns exec "$1")
+	"${nsx[@]}" ss -Hltn "sport = :$2" 2>/dev/null | grep -q . && return 0
+	rdma resource show cm_id 2>/dev/null |
+		grep -qE "state LISTEN .*src-addr [^ ]*:$2( |\$)"
+}
 
 # rdma_gid_index DEV ADDR [PORT]: print the index of DEV's RoCE v2 GID for
 # the IP address ADDR (IPv4 as a.b.c.d, found as ::ffff:a.b.c.d; IPv6 in the

@@ -26,7 +26,7 @@ srnic_require
 require_cmd /usr/bin/python3
 [ -d /usr/share/doc/rdma-core/tests ] || ktap_skip_rest "python3-pyverbs tests not installed"
 
-EXCLUDE_FILE=$SRNIC_TOP/selftests/rdma_core_excluded.txt
+EXCLUDE_FILE=$SRNIC_SELFTESTS/rdma_core_excluded.txt
 while getopts x: o; do
 	case $o in
 	x) EXCLUDE_FILE=$OPTARG ;;
@@ -70,7 +70,7 @@ wait_until 10 rdma_gid_index srnic0 "$VETH_A_IP4" >/dev/null
 # only slow the reference down).
 have_rxe=0
 if [ -z "${SRNIC_RDMA_CORE_NO_REF:-}" ] && modprobe rdma_rxe 2>/dev/null; then
-	setup_veth_pair - "$NS_B" 9
+	setup_veth_pair - "$NS_B"
 	rdma link add rxe0 type rxe netdev "$VETH_A" && have_rxe=1
 	wait_until 10 rdma_gid_index rxe0 "$VETH_A_IP4" >/dev/null
 fi
@@ -81,7 +81,7 @@ run_suite() {
 	local nsexec=()
 	[ "$ns" = - ] || nsexec=(ip netns exec "$ns")
 	(cd "$TESTS" && timeout 900 "${nsexec[@]}" /usr/bin/python3 \
-		"$SRNIC_TOP/selftests/rdma_core_run.py" "$TESTS" "$dev" "$mod" \
+		"$SRNIC_SELFTESTS/rdma_core_run.py" "$TESTS" "$dev" "$mod" \
 		2>"$out/$dev-$mod.log")
 }
 
@@ -139,7 +139,5 @@ ktap_print_msg "srnic total: $total_p passed, $total_f failed, $total_s skipped"
 ktap_test_result "rdma link delete srnic0" rdma link delete srnic0
 [ $have_rxe -eq 1 ] && { rdma link delete rxe0; rmmod rdma_rxe; }
 ktap_test_result "rmmod srnic" srnic_unload
-splats=$(dmesg_splats)
-[ -z "$splats" ] && ktap_test_pass "kernel log clean" ||
-	{ ktap_print_msg "$splats"; ktap_test_fail "kernel log clean"; }
+ktap_kernel_log_clean
 ktap_finished

@@ -5,11 +5,17 @@
 # kernel's kselftest runner does: each test program is one top-level test,
 # its own TAP lines nested below it. Exit 0 when none failed.
 #
-#	run_kselftests.sh [TEST...]	(default: every test in TESTS below)
+#	run_kselftests.sh [TEST...]	(default: every test in TESTS below,
+#					less $SRNIC_SELFTESTS_SKIP)
 cd "$(dirname "$0")" || exit 1
 
-TESTS="vm_smoke.sh srnic_basic.sh srnic_bad_input.sh srnic_kqp.sh rdma_core_tests.sh srnic_cm.sh srnic_nvme.sh srnic_rc.sh srnic_interop.sh srnic_matrix.sh srnic_wire.sh"
+TESTS="vm_smoke.sh srnic_basic.sh srnic_bad_input.sh srnic_hostile.sh srnic_fuzz_rx.sh srnic_kqp.sh rdma_core_tests.sh srnic_cm.sh srnic_nvme.sh srnic_rc.sh srnic_interop.sh srnic_matrix.sh srnic_wire.sh"
 [ $# -gt 0 ] && TESTS="$*"
+# SRNIC_SELFTESTS_SKIP: tests this run leaves out (make check's gate on its
+# second kernel: the wire check, whose packets the same code builds).
+for t in ${SRNIC_SELFTESTS_SKIP:-}; do
+	TESTS=$(printf '%s\n' $TESTS | grep -vx -- "$t" | tr '\n' ' ')
+done
 
 n=0 pass=0 fail=0 skip=0
 echo "TAP version 13"

@@ -118,7 +118,7 @@ ktap_test_result "sysfs tunables: bad values refused (EINVAL), good ones read ba
 
 # UDP 4791: rdma_rxe binds it in the initial namespace when it loads.
 if modprobe rdma_rxe 2>/dev/null; then
-	setup_veth_pair - "$NS_B" 5 || srnic_bail "veth"
+	setup_veth_pair - "$NS_B" || srnic_bail "veth"
 	mark=$(dmesg | wc -l)
 	if rdma link add srnici type srnic netdev "$VETH_A" 2>/dev/null; then
 		rdma link delete srnici
@@ -140,7 +140,7 @@ fi
 
 # A process holds a context; its netdev goes away.
 setup_ns NS_C
-setup_veth_pair "$NS_C" "$NS_B" 6
+setup_veth_pair "$NS_C" "$NS_B"
 srnic_link_add "$NS_C" srnicc "$VETH_A" || srnic_bail "srnicc"
 hold_out=$SRNIC_TMP/hold.out
 ip netns exec "$NS_C" "$VTEST" hold srnicc 60 >"$hold_out" 2>&1 &
@@ -173,7 +173,7 @@ ktap_print_msg "holder: $(tr '\n' ' ' <"$hold_out")"
 # A namespace deleted under a live device (its veth goes with it, and
 # the namespace's UDP sockets must be gone before the namespace is).
 setup_ns NS_D
-setup_veth_pair "$NS_D" "$NS_B" 8
+setup_veth_pair "$NS_D" "$NS_B"
 srnic_link_add "$NS_D" srnicd "$VETH_A" || srnic_bail "srnicd"
 ip netns del "$NS_D"
 wait_until 30 eval '! rdma_dev_exists srnicd' &&
@@ -206,7 +206,7 @@ srnic_load || srnic_bail "reload"
 srnic_link_add "$NS_A" srnic0 "$A1" || srnic_bail "srnic0 again"
 srnic_link_add "$NS_B" srnic2 "$B1" || srnic_bail "srnic2 again"
 if modprobe rdma_rxe 2>/dev/null; then
-	setup_veth_pair - "$NS_C" 7 || srnic_bail "veth"
+	setup_veth_pair - "$NS_C" || srnic_bail "veth"
 	ktap_test_result "rdma_rxe: rdma link add rxe0 beside srnic devices" \
 		rdma link add rxe0 type rxe netdev "$VETH_A"
 	wait_until 10 rdma_gid_index rxe0 "$VETH_A_IP4" >/dev/null
@@ -234,7 +234,5 @@ else
 	done
 fi
 ktap_test_result "rmmod srnic" srnic_unload
-splats=$(dmesg_splats)
-[ -z "$splats" ] && ktap_test_pass "kernel log clean" ||
-	{ ktap_print_msg "$splats"; ktap_test_fail "kernel log clean"; }
+ktap_kernel_log_clean
 ktap_finished

@@ -115,7 +115,5 @@ ktap_test_result "rdma link delete srnic0" rdma link delete srnic0
 ! rdma_dev_exists srnic0 && ktap_test_pass "srnic0 is gone" ||
 	ktap_test_fail "srnic0 is gone"
 ktap_test_result "rmmod srnic" srnic_unload
-splats=$(dmesg_splats)
-[ -z "$splats" ] && ktap_test_pass "kernel log clean" ||
-	{ ktap_print_msg "$splats"; ktap_test_fail "kernel log clean"; }
+ktap_kernel_log_clean
 ktap_finished

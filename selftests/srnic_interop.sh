@@ -34,16 +34,16 @@ dmesg_mark
 srnic_load || srnic_bail "no module"
 defer srnic_unload
 setup_ns NS_B || srnic_bail "netns"
-setup_veth_pair - "$NS_B" 7 || srnic_bail "veth"
+setup_veth_pair - "$NS_B" || srnic_bail "veth"
 ktap_test_result "rdma link add rxe0 (initial namespace, $VETH_A)" \
 	rdma link add rxe0 type rxe netdev "$VETH_A"
 ktap_test_result "rdma link add srnic1 ($NS_B, $VETH_B)" \
 	srnic_link_add "$NS_B" srnic1 "$VETH_B"
 GA=$(srnic_gid_wait rxe0 "$VETH_A_IP4") || srnic_bail "no rxe0 GID"
-GB=$(ip netns exec "$NS_B" bash -c ". '$SRNIC_TOP/selftests/srnic_lib.sh'; \
+GB=$(ip netns exec "$NS_B" bash -c ". '$SRNIC_SELFTESTS/srnic_lib.sh'; \
 	srnic_gid_wait srnic1 $VETH_B_IP4") || srnic_bail "no srnic1 GID"
 GA6=$(srnic_gid_wait rxe0 "$VETH_A_IP6") || GA6=
-GB6=$(ip netns exec "$NS_B" bash -c ". '$SRNIC_TOP/selftests/srnic_lib.sh'; \
+GB6=$(ip netns exec "$NS_B" bash -c ". '$SRNIC_SELFTESTS/srnic_lib.sh'; \
 	srnic_gid_wait srnic1 $VETH_B_IP6") || GB6=
 
 # xfer DESC SRV_NS SRV_DEV SRV_GID CLI_NS CLI_DEV CLI_GID ADDR ARGS...
@@ -126,7 +126,5 @@ ktap_test_result "rdma link delete srnic1" rdma link delete srnic1
 rdma link delete rxe0
 rmmod rdma_rxe 2>/dev/null
 ktap_test_result "rmmod srnic" srnic_unload
-splats=$(dmesg_splats)
-[ -z "$splats" ] && ktap_test_pass "kernel log clean" ||
-	{ ktap_print_msg "$splats"; ktap_test_fail "kernel log clean"; }
+ktap_kernel_log_clean
 ktap_finished

@@ -112,7 +112,5 @@ else
 	ktap_test_skip "kmemleak: no new leak" "no $KMEMLEAK"
 fi
 
-splats=$(dmesg_splats)
-[ -z "$splats" ] && ktap_test_pass "kernel log clean" ||
-	{ ktap_print_msg "$splats"; ktap_test_fail "kernel log clean"; }
+ktap_kernel_log_clean
 ktap_finished

@@ -10,10 +10,20 @@
 #	srnic_link_add NS NAME NETDEV	"rdma link add NAME type srnic" in NS
 #	srnic_gid_wait DEV ADDR		wait for DEV's RoCEv2 GID of ADDR,
 #					print its index
-SRNIC_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# SRNIC_SELFTESTS: this folder, in the srnic checkout (selftests/) or as
+# a kselftest target of a kernel tree, source or installed; SRNIC_TOP:
+# the checkout.
+SRNIC_SELFTESTS=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+SRNIC_TOP=$(cd "$SRNIC_SELFTESTS/.." && pwd)
 # shellcheck source=selftests/lib.sh
-. "$SRNIC_TOP/selftests/lib.sh"
+. "$SRNIC_SELFTESTS/lib.sh"
 
+# In a kselftest tree the programs sit beside the scripts, and srnic.ko is
+# the installed module unless SRNIC_KO names one.
+if [ -f "$SRNIC_SELFTESTS/../../../kselftest/runner.sh" ]; then
+	SRNIC_BIN=${SRNIC_BIN:-$SRNIC_SELFTESTS}
+	SRNIC_KO=${SRNIC_KO:-$(modinfo -n srnic 2>/dev/null)}
+fi
 SRNIC_KO=${SRNIC_KO:-$SRNIC_TOP/build/$(uname -r)/srnic.ko}
 SRNIC_BIN=${SRNIC_BIN:-$SRNIC_TOP/build/selftests}
 SRNIC_TMP=$(mktemp -d)
@@ -52,6 +62,14 @@ srnic_gid_wait() {	# DEV ADDR
 	local idx
 	wait_until 10 rdma_gid_index "$1" "$2" >/dev/null || return 1
 	idx=$(rdma_gid_index "$1" "$2") && echo "$idx"
+}
+
+# show_file FILE [MAXLINES]: FILE as "# " diagnostics, its tail if long.
+show_file() {
+	local n
+	n=$(wc -l <"$1")
+	[ "$n" -le "${2:-60}" ] || ktap_print_msg "... (${n} lines, last ${2:-60})"
+	tail -n "${2:-60}" "$1" | sed 's/^/#   /'
 }
 
 # srnic_bail: a step the rest of the test depends on failed; stop here

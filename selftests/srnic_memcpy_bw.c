@@ -11,15 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
+#include "srnic_test.h"
 
 int main(int argc, char **argv)
 {
@@ -40,13 +33,13 @@ int main(int argc, char **argv)
 	}
 	memset(a, 1, n);
 	memset(b, 2, n);
-	t0 = now_s();
+	t0 = st_now_s();
 	do {
 		memcpy(b, a, n);
 		/* the copy must happen: b is "used" */
 		__asm__ __volatile__("" : : "r"(b) : "memory");
 		moved += n;
-		el = now_s() - t0;
+		el = st_now_s() - t0;
 	} while (el < secs);
 	printf("memcpy %.0f MiB/s\n", moved / el / (1 << 20));
 	free(a);

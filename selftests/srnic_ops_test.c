@@ -75,12 +75,10 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <sys/mman.h>
@@ -88,106 +86,53 @@
 #include <rdma/ib_user_verbs.h>
 #include <rdma/rdma_user_rxe.h>
 
-#define ARRAY_SIZE(a)	(sizeof(a) / sizeof((a)[0]))
+#include "srnic_test.h"
+
 #define QKEY		0x11111111u
 #define GRH_LEN		40
 #define BUF_SIZE	(1024 * 1024)
 
-static int tap_n, tap_failed;
-
-static void tap(int ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	printf("%sok %d ", ok ? "" : "not ", ++tap_n);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	printf("\n");
-	fflush(stdout);
-	if (!ok)
-		tap_failed++;
-}
-
-static void die(const char *what)
-{
-	printf("Bail out! %s: %s\n", what, strerror(errno));
-	exit(1);
-}
-
-/* One end: a device, its RoCEv2 IPv4 GID, a PD, CQs, a buffer. */
+/*
+ * One end: a device, its RoCEv2 IPv4 GID, a PD, CQs, a buffer; the TAP
+ * stream both ends report to.
+ */
 struct end {
 	const char *name;
-	struct ibv_context *ctx;
-	int gid_index;
-	union ibv_gid gid;
+	struct st_dev d;
+	struct st_tap *tap;
 	struct ibv_pd *pd;
 	struct ibv_cq *scq, *rcq;
 	struct ibv_mr *mr;
 	__u8 *buf;
 	struct ibv_qp *qp;
-	enum ibv_mtu mtu;
 };
 
-static void end_open(struct end *e, const char *name)
+static void end_open(struct end *e, const char *name, struct st_tap *tap)
 {
-	struct ibv_device **list;
-	struct ibv_port_attr pa;
-	int i, n;
+	int rc;
 
 	e->name = name;
-	list = ibv_get_device_list(&n);
-	if (!list)
-		die("ibv_get_device_list");
-	for (i = 0; i < n; i++)
-		if (!strcmp(ibv_get_device_name(list[i]), name))
-			e->ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	if (!e->ctx)
-		die(name);
-	e->gid_index = -1;
-	for (i = 0; i < 16 && e->gid_index < 0; i++) {
-		if (ibv_query_gid(e->ctx, 1, i, &e->gid))
-			break;
-		if (e->gid.raw[10] == 0xff && e->gid.raw[11] == 0xff)
-			e->gid_index = i;
+	e->tap = tap;
+	rc = st_dev_open(&e->d, name);
+	if (rc) {
+		if (rc != -EIO)
+			errno = -rc;
+		st_bail(name);
 	}
-	if (e->gid_index < 0) {
+	if (st_gid_pick(&e->d, -1, ST_GID_V4)) {
 		errno = ENOENT;
-		die("no IPv4 RoCEv2 GID");
+		st_bail("no IPv4 RoCEv2 GID");
 	}
-	if (ibv_query_port(e->ctx, 1, &pa))
-		die("ibv_query_port");
-	e->mtu = pa.active_mtu;
-	e->pd = ibv_alloc_pd(e->ctx);
-	e->scq = ibv_create_cq(e->ctx, 1024, NULL, NULL, 0);
-	e->rcq = ibv_create_cq(e->ctx, 1024, NULL, NULL, 0);
-	e->buf = aligned_alloc(4096, BUF_SIZE);
+	e->pd = ibv_alloc_pd(e->d.ctx);
+	e->scq = ibv_create_cq(e->d.ctx, 1024, NULL, NULL, 0);
+	e->rcq = ibv_create_cq(e->d.ctx, 1024, NULL, NULL, 0);
+	e->buf = st_buf_alloc(BUF_SIZE, 0);
 	if (!e->pd || !e->scq || !e->rcq || !e->buf)
-		die("resources");
-	memset(e->buf, 0, BUF_SIZE);
+		st_bail("resources");
 	e->mr = ibv_reg_mr(e->pd, e->buf, BUF_SIZE, IBV_ACCESS_LOCAL_WRITE |
 			   IBV_ACCESS_REMOTE_WRITE);
 	if (!e->mr)
-		die("ibv_reg_mr");
-}
-
-static __u64 hw_counter(const struct end *e, const char *name)
-{
-	char path[256];
-	unsigned long long v = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path),
-		 "/sys/class/infiniband/%s/ports/1/hw_counters/%s", e->name,
-		 name);
-	f = fopen(path, "r");
-	if (!f)
-		return ~0ULL;
-	if (fscanf(f, "%llu", &v) != 1)
-		v = ~0ULL;
-	fclose(f);
-	return v;
+		st_bail("ibv_reg_mr");
 }
 
 /* Print @e's non-zero hw counters (after a failure: what was dropped). */
@@ -203,68 +148,31 @@ static void dump_counters(const struct end *e)
 	__u64 v;
 
 	printf("# %s:", e->name);
-	for (i = 0; i < ARRAY_SIZE(names); i++) {
-		v = hw_counter(e, names[i]);
+	for (i = 0; i < ST_ARRAY_SIZE(names); i++) {
+		v = st_hw_counter(e->name, 1, names[i]);
 		if (v && v != ~0ULL)
 			printf(" %s %llu", names[i], (unsigned long long)v);
 	}
 	printf("\n");
 }
 
-static long long now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
-}
-
-/* Wait up to @ms for one completion; 0 if none came. */
-static int poll_one(struct ibv_cq *cq, struct ibv_wc *wc, int ms)
-{
-	long long end = now_ms() + ms;
-	int n;
-
-	do {
-		n = ibv_poll_cq(cq, 1, wc);
-		if (n)
-			return n;
-		usleep(200);
-	} while (now_ms() < end);
-	return 0;
-}
-
 static struct ibv_qp *qp_create(struct end *e, enum ibv_qp_type type,
 				__u32 depth)
 {
-	struct ibv_qp_init_attr ia = {
-		.send_cq = e->scq, .recv_cq = e->rcq, .qp_type = type,
-		.cap = { .max_send_wr = depth, .max_recv_wr = depth,
-			 .max_send_sge = 1, .max_recv_sge = 1,
-			 .max_inline_data = 64 },
-	};
-	struct ibv_qp *qp = ibv_create_qp(e->pd, &ia);
+	struct ibv_qp_cap cap = { .max_send_wr = depth, .max_recv_wr = depth,
+				  .max_send_sge = 1, .max_recv_sge = 1,
+				  .max_inline_data = 64 };
+	struct ibv_qp *qp = st_qp_create(e->pd, e->scq, e->rcq, type, &cap);
 
 	if (!qp)
-		die("ibv_create_qp");
+		st_bail("ibv_create_qp");
 	return qp;
 }
 
 static void ud_ready(struct ibv_qp *qp, __u32 qkey)
 {
-	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
-				 .qkey = qkey };
-
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_QKEY))
-		die("UD to INIT");
-	a.qp_state = IBV_QPS_RTR;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE))
-		die("UD to RTR");
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 7;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN))
-		die("UD to RTS");
+	if (st_qp_ud_ready(qp, 1, qkey, 7))
+		st_bail("UD to RTS");
 }
 
 static struct ibv_ah *ah_to(struct ibv_pd *pd, const struct end *from,
@@ -272,7 +180,7 @@ static struct ibv_ah *ah_to(struct ibv_pd *pd, const struct end *from,
 {
 	struct ibv_ah_attr aa = {
 		.is_global = 1, .port_num = 1,
-		.grh = { .dgid = to->gid, .sgid_index = from->gid_index,
+		.grh = { .dgid = to->d.gid, .sgid_index = from->d.gid_index,
 			 .hop_limit = 64 },
 	};
 
@@ -282,13 +190,8 @@ static struct ibv_ah *ah_to(struct ibv_pd *pd, const struct end *from,
 static void post_recv(struct end *e, struct ibv_qp *qp, __u64 id,
 		      __u32 off, __u32 len)
 {
-	struct ibv_sge sge = { .addr = (uintptr_t)e->buf + off, .length = len,
-			       .lkey = e->mr->lkey };
-	struct ibv_recv_wr wr = { .wr_id = id, .sg_list = &sge,
-				  .num_sge = 1 }, *bad;
-
-	if (ibv_post_recv(qp, &wr, &bad))
-		die("ibv_post_recv");
+	if (st_post_recv(qp, id, e->buf + off, len, e->mr->lkey))
+		st_bail("ibv_post_recv");
 }
 
 static int ud_send(struct end *e, struct ibv_qp *qp, struct ibv_ah *ah,
@@ -309,24 +212,6 @@ static int ud_send(struct end *e, struct ibv_qp *qp, struct ibv_ah *ah,
 	return ibv_post_send(qp, &wr, &bad);
 }
 
-static void fill(__u8 *p, __u32 len, __u32 seed)
-{
-	__u32 i;
-
-	for (i = 0; i < len; i++)
-		p[i] = (__u8)(seed * 131 + i * 7 + (i >> 8));
-}
-
-static int check(const __u8 *p, __u32 len, __u32 seed)
-{
-	__u32 i;
-
-	for (i = 0; i < len; i++)
-		if (p[i] != (__u8)(seed * 131 + i * 7 + (i >> 8)))
-			return 0;
-	return 1;
-}
-
 /* Send one datagram A -> B; the send completion's status, or -1. */
 static int ud_one(struct end *a, struct ibv_qp *qa, struct ibv_ah *ah,
 		  struct end *b, __u32 qkey, __u32 len, int flags,
@@ -334,20 +219,21 @@ static int ud_one(struct end *a, struct ibv_qp *qa, struct ibv_ah *ah,
 {
 	struct ibv_wc wc;
 
-	fill(a->buf, len, len);
+	st_pattern_fill(a->buf, len, len);
 	if (ud_send(a, qa, ah, b->qp->qp_num, qkey, 0, len, flags, imm))
 		return -1;
-	if (!poll_one(a->scq, &wc, 2000))
+	if (!st_poll_one(a->scq, &wc, 2000))
 		return -1;
 	return wc.status;
 }
 
 static void test_ud(struct end *a, struct end *b)
 {
-	__u32 mtu = 128u << a->mtu, len = 200;
+	struct st_tap *tap = a->tap;
+	__u32 mtu = 128u << a->d.mtu, len = 200;
 	struct ibv_qp *qa = qp_create(a, IBV_QPT_UD, 64);
 	struct ibv_ah *ah = ah_to(a->pd, a, b);
-	struct ibv_pd *pd2 = ibv_alloc_pd(a->ctx);
+	struct ibv_pd *pd2 = ibv_alloc_pd(a->d.ctx);
 	struct ibv_ah *ah2 = pd2 ? ah_to(pd2, a, b) : NULL;
 	__u64 before;
 	struct ibv_wc wc;
@@ -355,7 +241,7 @@ static void test_ud(struct end *a, struct end *b)
 	int st, got, ok;
 
 	if (!ah || !ah2)
-		die("ibv_create_ah");
+		st_bail("ibv_create_ah");
 	b->qp = qp_create(b, IBV_QPT_UD, 64);
 	ud_ready(qa, 0x22222222);
 	ud_ready(b->qp, QKEY);
@@ -363,99 +249,109 @@ static void test_ud(struct end *a, struct end *b)
 	/* A datagram, its GRH area and completion. */
 	post_recv(b, b->qp, 1, 0, GRH_LEN + 4096);
 	st = ud_one(a, qa, ah, b, QKEY, len, 0, 0);
-	got = poll_one(b->rcq, &wc, 2000);
+	got = st_poll_one(b->rcq, &wc, 2000);
 	memcpy(&sa, b->buf + 20 + 12, 4);
 	ok = st == IBV_WC_SUCCESS && got && wc.status == IBV_WC_SUCCESS &&
 	     wc.byte_len == GRH_LEN + len && wc.src_qp == qa->qp_num &&
 	     (wc.wc_flags & IBV_WC_GRH) && wc.opcode == IBV_WC_RECV &&
 	     !(wc.wc_flags & IBV_WC_WITH_IMM) &&
 	     (b->buf[20] >> 4) == 4 && b->buf[20 + 9] == 17 &&
-	     !memcmp(&sa, &a->gid.raw[12], 4) &&
-	     check(b->buf + GRH_LEN, len, len);
-	tap(ok, "UD: %u B after the GRH area (IPv4 hdr of %s), len %u, src_qp %u, WC_GRH",
-	    len, inet_ntoa(sa), got ? wc.byte_len : 0, got ? wc.src_qp : 0);
+	     !memcmp(&sa, &a->d.gid.raw[12], 4) &&
+	     st_pattern_check(b->buf + GRH_LEN, len, len);
+	st_tap_ok(tap, ok,
+		  "UD: %u B after the GRH area (IPv4 hdr of %s), len %u, src_qp %u, WC_GRH",
+		  len, inet_ntoa(sa), got ? wc.byte_len : 0, got ? wc.src_qp : 0);
 
 	/* A Q_Key mismatch is dropped and counted; the WQE stays posted. */
-	before = hw_counter(b, "rcvd_qkey_err");
+	before = st_hw_counter(b->name, 1, "rcvd_qkey_err");
 	post_recv(b, b->qp, 2, 0, GRH_LEN + 4096);
 	st = ud_one(a, qa, ah, b, QKEY + 1, len, 0, 0);
-	got = poll_one(b->rcq, &wc, 300);
-	tap(st == IBV_WC_SUCCESS && !got &&
-	    hw_counter(b, "rcvd_qkey_err") == before + 1,
-	    "UD: a Q_Key mismatch is dropped, counted in rcvd_qkey_err (%llu -> %llu), no completion",
-	    (unsigned long long)before,
-	    (unsigned long long)hw_counter(b, "rcvd_qkey_err"));
+	got = st_poll_one(b->rcq, &wc, 300);
+	st_tap_ok(tap, st == IBV_WC_SUCCESS && !got &&
+		  st_hw_counter(b->name, 1, "rcvd_qkey_err") == before + 1,
+		  "UD: a Q_Key mismatch is dropped, counted in rcvd_qkey_err (%llu -> %llu), no completion",
+		  (unsigned long long)before,
+		  (unsigned long long)st_hw_counter(b->name, 1, "rcvd_qkey_err"));
 
 	/* High bit: the sender QP's Q_Key (0x22222222: mismatch). */
-	before = hw_counter(b, "rcvd_qkey_err");
+	before = st_hw_counter(b->name, 1, "rcvd_qkey_err");
 	st = ud_one(a, qa, ah, b, 0x80000000u, len, 0, 0);
-	got = poll_one(b->rcq, &wc, 300);
-	ok = !got && hw_counter(b, "rcvd_qkey_err") == before + 1;
+	got = st_poll_one(b->rcq, &wc, 300);
+	ok = !got && st_hw_counter(b->name, 1, "rcvd_qkey_err") == before + 1;
 	{
 		struct ibv_qp_attr qa_attr = { .qkey = QKEY };
 
 		ibv_modify_qp(qa, &qa_attr, IBV_QP_QKEY);
 	}
 	st = ud_one(a, qa, ah, b, 0x80000000u, len, 0, 0);
-	got = poll_one(b->rcq, &wc, 2000);
-	tap(ok && st == IBV_WC_SUCCESS && got && wc.wr_id == 2 &&
-	    wc.status == IBV_WC_SUCCESS,
-	    "UD: a Q_Key with the high bit set uses the sender QP's own (refused, then accepted)");
+	got = st_poll_one(b->rcq, &wc, 2000);
+	st_tap_ok(tap, ok && st == IBV_WC_SUCCESS && got && wc.wr_id == 2 &&
+		  wc.status == IBV_WC_SUCCESS,
+		  "UD: a Q_Key with the high bit set uses the sender QP's own (refused, then accepted)");
 
 	/* Immediate data and inline data. */
 	post_recv(b, b->qp, 3, 0, GRH_LEN + 4096);
 	st = ud_one(a, qa, ah, b, QKEY, 48, IBV_SEND_INLINE, 0xabcd1234);
-	got = poll_one(b->rcq, &wc, 2000);
-	tap(st == IBV_WC_SUCCESS && got && wc.status == IBV_WC_SUCCESS &&
-	    (wc.wc_flags & IBV_WC_WITH_IMM) &&
-	    ntohl(wc.imm_data) == 0xabcd1234 && wc.byte_len == GRH_LEN + 48 &&
-	    check(b->buf + GRH_LEN, 48, 48),
-	    "UD: Send with Immediate, inline data: imm and bytes arrive");
+	got = st_poll_one(b->rcq, &wc, 2000);
+	st_tap_ok(tap, st == IBV_WC_SUCCESS && got && wc.status == IBV_WC_SUCCESS &&
+		  (wc.wc_flags & IBV_WC_WITH_IMM) &&
+		  ntohl(wc.imm_data) == 0xabcd1234 && wc.byte_len == GRH_LEN + 48 &&
+		  st_pattern_check(b->buf + GRH_LEN, 48, 48),
+		  "UD: Send with Immediate, inline data: imm and bytes arrive");
 
 	/* Zero bytes. */
 	post_recv(b, b->qp, 4, 0, GRH_LEN + 4096);
 	st = ud_one(a, qa, ah, b, QKEY, 0, 0, 0);
-	got = poll_one(b->rcq, &wc, 2000);
-	tap(st == IBV_WC_SUCCESS && got && wc.status == IBV_WC_SUCCESS &&
-	    wc.byte_len == GRH_LEN,
-	    "UD: a zero-length datagram completes with byte_len 40");
+	got = st_poll_one(b->rcq, &wc, 2000);
+	st_tap_ok(tap, st == IBV_WC_SUCCESS && got && wc.status == IBV_WC_SUCCESS &&
+		  wc.byte_len == GRH_LEN,
+		  "UD: a zero-length datagram completes with byte_len 40");
 
 	/* No receive WQE: dropped, counted, nothing lingers. */
-	before = hw_counter(b, "ud_no_recv_wqe");
+	before = st_hw_counter(b->name, 1, "ud_no_recv_wqe");
 	st = ud_one(a, qa, ah, b, QKEY, len, 0, 0);
 	usleep(300000);
 	post_recv(b, b->qp, 5, 0, GRH_LEN + 4096);
-	got = poll_one(b->rcq, &wc, 300);
-	tap(st == IBV_WC_SUCCESS && !got &&
-	    hw_counter(b, "ud_no_recv_wqe") == before + 1,
-	    "UD: with no receive WQE the datagram is dropped and counted in ud_no_recv_wqe");
+	got = st_poll_one(b->rcq, &wc, 300);
+	st_tap_ok(tap, st == IBV_WC_SUCCESS && !got &&
+		  st_hw_counter(b->name, 1, "ud_no_recv_wqe") == before + 1,
+		  "UD: with no receive WQE the datagram is dropped and counted in ud_no_recv_wqe");
 	st = ud_one(a, qa, ah, b, QKEY, len, 0, 0);
-	got = poll_one(b->rcq, &wc, 2000);
-	tap(got && wc.wr_id == 5 && wc.status == IBV_WC_SUCCESS,
-	    "UD: the next datagram takes the receive WQE posted later");
+	got = st_poll_one(b->rcq, &wc, 2000);
+	st_tap_ok(tap, got && wc.wr_id == 5 && wc.status == IBV_WC_SUCCESS,
+		  "UD: the next datagram takes the receive WQE posted later");
 
 	/* Too long for the receive buffer: IBV_WC_LOC_LEN_ERR there. */
 	post_recv(b, b->qp, 6, 0, GRH_LEN + 16);
 	st = ud_one(a, qa, ah, b, QKEY, 64, 0, 0);
-	got = poll_one(b->rcq, &wc, 2000);
-	tap(st == IBV_WC_SUCCESS && got && wc.wr_id == 6 &&
-	    wc.status == IBV_WC_LOC_LEN_ERR,
-	    "UD: a datagram longer than the receive buffer completes it with IBV_WC_LOC_LEN_ERR (%s)",
-	    got ? ibv_wc_status_str(wc.status) : "no completion");
+	got = st_poll_one(b->rcq, &wc, 2000);
+	st_tap_ok(tap, st == IBV_WC_SUCCESS && got && wc.wr_id == 6 &&
+		  wc.status == IBV_WC_LOC_LEN_ERR,
+		  "UD: a datagram longer than the receive buffer completes it with IBV_WC_LOC_LEN_ERR (%s)",
+		  got ? ibv_wc_status_str(wc.status) : "no completion");
+	/* One datagram's error is that datagram's: the QP lives on. */
+	post_recv(b, b->qp, 7, 0, GRH_LEN + 4096);
+	st = ud_one(a, qa, ah, b, QKEY, len, 0, 0);
+	got = st_poll_one(b->rcq, &wc, 2000);
+	st_tap_ok(tap, got && wc.wr_id == 7 && wc.status == IBV_WC_SUCCESS &&
+		  st_qp_state(b->qp) == IBV_QPS_RTS,
+		  "UD: after that error the QP stays in RTS and receives the next datagram (%s, QP %s)",
+		  got ? ibv_wc_status_str(wc.status) : "no completion",
+		  st_qp_state_str(st_qp_state(b->qp)));
 
 	/* Over the MTU: IBV_WC_LOC_LEN_ERR at the sender. */
 	st = ud_one(a, qa, ah, b, QKEY, mtu + 4, 0, 0);
-	tap(st == IBV_WC_LOC_LEN_ERR,
-	    "UD: a message over the path MTU (%u) completes with IBV_WC_LOC_LEN_ERR (%s)",
-	    mtu, st < 0 ? "none" : ibv_wc_status_str(st));
+	st_tap_ok(tap, st == IBV_WC_LOC_LEN_ERR,
+		  "UD: a message over the path MTU (%u) completes with IBV_WC_LOC_LEN_ERR (%s)",
+		  mtu, st < 0 ? "none" : ibv_wc_status_str(st));
 	ibv_destroy_qp(qa);
 
 	/* An AH of another PD. */
 	qa = qp_create(a, IBV_QPT_UD, 64);
 	ud_ready(qa, QKEY);
 	st = ud_one(a, qa, ah2, b, QKEY, len, 0, 0);
-	tap(st > 0, "UD: an AH of another PD fails the WQE (%s)",
-	    st < 0 ? "no completion" : ibv_wc_status_str(st));
+	st_tap_ok(tap, st > 0, "UD: an AH of another PD fails the WQE (%s)",
+		  st < 0 ? "no completion" : ibv_wc_status_str(st));
 	ibv_destroy_qp(qa);
 	ibv_destroy_qp(b->qp);
 	b->qp = NULL;
@@ -464,58 +360,39 @@ static void test_ud(struct end *a, struct end *b)
 	ibv_dealloc_pd(pd2);
 }
 
+/* The attributes of every connected QP here; the path is set per QP. */
+static const struct st_path ops_path = {
+	.port = 1, .rq_psn = 100, .sq_psn = 100,
+	.max_dest_rd_atomic = 4, .min_rnr_timer = 1,
+	.max_rd_atomic = 4, .timeout = 14, .retry_cnt = 7, .rnr_retry = 7,
+};
+
 static void qp_to_rts(struct ibv_qp *qp)
 {
-	int rc = qp->qp_type == IBV_QPT_RC;
-	struct ibv_qp_attr a = {};
-
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 100;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 4;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
-			  (rc ? IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-				IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC : 0)))
-		die("to RTS");
+	if (st_qp_rts(qp, &ops_path))
+		st_bail("to RTS");
 }
 
-/* Remote rights qp_connect_to() grants besides the usual ones. */
-static int qp_extra_access;
-
-/* Move a UC or RC QP to RTR, connected to @dqpn on @peer; @rts: and on. */
+/*
+ * Move a UC or RC QP to RTR, connected to @dqpn on @peer, with the remote
+ * rights REMOTE_WRITE (RC: and REMOTE_READ) and @extra; @rts: and on.
+ */
 static void qp_connect_to(struct ibv_qp *qp, const struct end *self,
-			  const struct end *peer, __u32 dqpn, int rts)
+			  const struct end *peer, __u32 dqpn, int extra,
+			  int rts)
 {
 	int rc = qp->qp_type == IBV_QPT_RC;
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qp_access_flags = IBV_ACCESS_REMOTE_WRITE |
-				   (rc ? IBV_ACCESS_REMOTE_READ : 0) |
-				   qp_extra_access,
-	};
+	struct st_path p = ops_path;
 
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-		die("to INIT");
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = self->mtu;
-	a.dest_qp_num = dqpn;
-	a.rq_psn = 100;
-	a.max_dest_rd_atomic = 4;
-	a.min_rnr_timer = 1;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.port_num = 1;
-	a.ah_attr.grh.dgid = peer->gid;
-	a.ah_attr.grh.sgid_index = self->gid_index;
-	a.ah_attr.grh.hop_limit = 64;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  (rc ? IBV_QP_MAX_DEST_RD_ATOMIC |
-				IBV_QP_MIN_RNR_TIMER : 0)))
-		die("to RTR");
+	p.dgid = peer->d.gid;
+	p.sgid_index = self->d.gid_index;
+	p.mtu = self->d.mtu;
+	p.dest_qpn = dqpn;
+	if (st_qp_init(qp, 1, IBV_ACCESS_REMOTE_WRITE |
+		       (rc ? IBV_ACCESS_REMOTE_READ : 0) | extra))
+		st_bail("to INIT");
+	if (st_qp_rtr(qp, &p))
+		st_bail("to RTR");
 	if (rts)
 		qp_to_rts(qp);
 }
@@ -523,16 +400,14 @@ static void qp_connect_to(struct ibv_qp *qp, const struct end *self,
 static void qp_connect(struct ibv_qp *qp, const struct end *self,
 		       const struct end *peer, __u32 dqpn)
 {
-	qp_connect_to(qp, self, peer, dqpn, 1);
+	qp_connect_to(qp, self, peer, dqpn, 0, 1);
 }
 
 /* An RC QP to RTS whose remote rights are REMOTE_WRITE plus @extra. */
 static void qp_connect_acc(struct ibv_qp *qp, const struct end *self,
 			   const struct end *peer, __u32 dqpn, int extra)
 {
-	qp_extra_access = extra;
-	qp_connect_to(qp, self, peer, dqpn, 1);
-	qp_extra_access = 0;
+	qp_connect_to(qp, self, peer, dqpn, extra, 1);
 }
 
 /* What the UC receiver saw. */
@@ -563,7 +438,7 @@ static void uc_recv(struct end *b, struct ibv_wc *wc, __u32 size,
 		memcpy(&s, b->buf + boff, sizeof(s));
 	}
 	if (wc->byte_len != size || (int)(s & 1) != is_write ||
-	    !check(b->buf + boff + 4, size - 4, s))
+	    !st_pattern_check(b->buf + boff + 4, size - 4, s))
 		st->damaged++;
 	if (!st->first && s <= st->last)
 		st->disorder++;
@@ -580,7 +455,8 @@ static void uc_recv(struct end *b, struct ibv_wc *wc, __u32 size,
 static void test_uc(struct end *a, struct end *b, __u32 msgs,
 		    __u32 size, int expect_all)
 {
-	__u64 before = hw_counter(b, "uc_msgs_dropped");
+	struct st_tap *tap = a->tap;
+	__u64 before = st_hw_counter(b->name, 1, "uc_msgs_dropped");
 	struct uc_stats st = { .first = 1 };
 	__u32 slots = 64, seq, done = 0, i;
 	long long quiet, deadline;
@@ -589,7 +465,7 @@ static void test_uc(struct end *a, struct end *b, __u32 msgs,
 
 	if ((__u64)size * slots * 2 > BUF_SIZE || size < 8 || msgs > 1000) {
 		errno = EINVAL;
-		die("MSGS over 1000 or SIZE out of range");
+		st_bail("MSGS over 1000 or SIZE out of range");
 	}
 	qa = qp_create(a, IBV_QPT_UC, 128);
 	b->qp = qp_create(b, IBV_QPT_UC, 1024);
@@ -618,62 +494,62 @@ static void test_uc(struct end *a, struct end *b, __u32 msgs,
 		}
 		/* Pace: at most 8 posted and not completed. */
 		while (seq - done >= 8) {
-			if (!poll_one(a->scq, &wc, 2000))
-				die("UC send completion");
+			if (!st_poll_one(a->scq, &wc, 2000))
+				st_bail("UC send completion");
 			if (wc.status != IBV_WC_SUCCESS)
 				st.errors++;
 			done++;
 		}
-		fill(a->buf + off + 4, size - 4, seq);
+		st_pattern_fill(a->buf + off + 4, size - 4, seq);
 		memcpy(a->buf + off, &seq, sizeof(seq));
 		if (ibv_post_send(qa, &wr, &bad))
-			die("ibv_post_send");
+			st_bail("ibv_post_send");
 		/*
 		 * UC has no flow control: a sender faster than the receiver
 		 * overruns the queues on the way (a veth backlog, a sanitizer
 		 * kernel). Pace on delivery: at most 8 messages past the last
 		 * one B completed, or 100 ms (a lost one never completes).
 		 */
-		deadline = now_ms() + 100;
+		deadline = st_now_ms() + 100;
 		do {
 			while (ibv_poll_cq(b->rcq, 1, &wc) == 1)
 				uc_recv(b, &wc, size, slots, &st);
 			if ((st.first ? seq + 1 : seq - st.last) <= 8)
 				break;
 			usleep(200);
-		} while (now_ms() < deadline);
+		} while (st_now_ms() < deadline);
 	}
 	while (done < msgs) {
-		if (!poll_one(a->scq, &wc, 2000))
-			die("UC send completion");
+		if (!st_poll_one(a->scq, &wc, 2000))
+			st_bail("UC send completion");
 		if (wc.status != IBV_WC_SUCCESS)
 			st.errors++;
 		done++;
 	}
 	/* Whatever is still on its way. */
-	quiet = now_ms() + 500;
-	while (now_ms() < quiet) {
+	quiet = st_now_ms() + 500;
+	while (st_now_ms() < quiet) {
 		if (ibv_poll_cq(b->rcq, 1, &wc) != 1) {
 			usleep(1000);
 			continue;
 		}
-		quiet = now_ms() + 500;
+		quiet = st_now_ms() + 500;
 		uc_recv(b, &wc, size, slots, &st);
 	}
 	printf("# UC: %u x %u B sent, %u delivered, %u damaged, %u late, %u errors, lost +%llu\n",
 	       msgs, size, st.delivered, st.damaged, st.disorder, st.errors,
-	       (unsigned long long)(hw_counter(b, "uc_msgs_dropped") - before));
-	tap(!st.damaged && !st.disorder && !st.errors && st.delivered,
-	    "UC: every delivered message intact and in order, no error completion");
+	       (unsigned long long)(st_hw_counter(b->name, 1, "uc_msgs_dropped") - before));
+	st_tap_ok(tap, !st.damaged && !st.disorder && !st.errors && st.delivered,
+		  "UC: every delivered message intact and in order, no error completion");
 	if (expect_all)
-		tap(st.delivered == msgs,
-		    "UC: on a clean link every message arrives (%u of %u)",
-		    st.delivered, msgs);
+		st_tap_ok(tap, st.delivered == msgs,
+			  "UC: on a clean link every message arrives (%u of %u)",
+			  st.delivered, msgs);
 	else
-		tap(st.delivered < msgs &&
-		    hw_counter(b, "uc_msgs_dropped") > before,
-		    "UC: on a lossy link messages with a PSN gap are dropped (%u of %u delivered) and counted",
-		    st.delivered, msgs);
+		st_tap_ok(tap, st.delivered < msgs &&
+			  st_hw_counter(b->name, 1, "uc_msgs_dropped") > before,
+			  "UC: on a lossy link messages with a PSN gap are dropped (%u of %u delivered) and counted",
+			  st.delivered, msgs);
 	ibv_destroy_qp(qa);
 	ibv_destroy_qp(b->qp);
 	b->qp = NULL;
@@ -696,21 +572,6 @@ static void rc_pair_new(struct rc_pair *p, struct end *a, struct end *b)
 	qp_connect(p->qb, b, a, p->qa->qp_num);
 }
 
-/* Post one work request; its completion's status (-1: none came). */
-static int post_wait(struct ibv_qp *qp, struct ibv_cq *cq,
-		     struct ibv_send_wr *wr)
-{
-	struct ibv_send_wr *bad;
-	struct ibv_wc wc;
-
-	wr->send_flags |= IBV_SEND_SIGNALED;
-	if (ibv_post_send(qp, wr, &bad))
-		return -1;
-	if (!poll_one(cq, &wc, 5000))
-		return -1;
-	return wc.status;
-}
-
 /* A's RDMA Write (or Read) of @len bytes at @raddr with @rkey. */
 static int rdma_op(struct end *a, struct ibv_qp *qa, enum ibv_wr_opcode op,
 		   __u64 raddr, __u32 rkey, __u32 len)
@@ -722,7 +583,7 @@ static int rdma_op(struct end *a, struct ibv_qp *qa, enum ibv_wr_opcode op,
 		.wr.rdma = { .remote_addr = raddr, .rkey = rkey },
 	};
 
-	return post_wait(qa, a->scq, &wr);
+	return st_post_wait(qa, a->scq, &wr, 5000);
 }
 
 /* Bind a type 2 window through @qp's send queue; its new key in *@rkey. */
@@ -739,7 +600,7 @@ static int bind2(struct end *b, struct ibv_qp *qp, struct ibv_mw *mw,
 	wr.bind_mw.bind_info.length = len;
 	wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE |
 					       IBV_ACCESS_REMOTE_READ;
-	st = post_wait(qp, b->scq, &wr);
+	st = st_post_wait(qp, b->scq, &wr, 5000);
 	/* librxe names the window by mw->rkey: the caller tracks it. */
 	if (st == IBV_WC_SUCCESS)
 		mw->rkey = wr.bind_mw.rkey;
@@ -748,17 +609,13 @@ static int bind2(struct end *b, struct ibv_qp *qp, struct ibv_mw *mw,
 	return st;
 }
 
-static const char *st_str(int st)
-{
-	return st < 0 ? "no completion" : ibv_wc_status_str(st);
-}
-
 /*
  * Memory windows: A is the requester, B's MR (bm, with MW_BIND) is
  * reached through a window bound on B.
  */
 static void test_mw(struct end *a, struct end *b)
 {
+	struct st_tap *tap = a->tap;
 	__u32 wlen = 256 * 1024, rkey = 0, off = 512 * 1024;
 	struct ibv_mr *bm = ibv_reg_mr(b->pd, b->buf + off, wlen,
 				       IBV_ACCESS_LOCAL_WRITE |
@@ -775,62 +632,62 @@ static void test_mw(struct end *a, struct end *b)
 	int st, st2, got;
 
 	if (!bm || !mw || !mw1)
-		die("MR with MW_BIND / ibv_alloc_mw");
+		st_bail("MR with MW_BIND / ibv_alloc_mw");
 	rc_pair_new(&p, a, b);
 
 	st = bind2(b, p.qb, mw, bm, base, 64 * 1024, &rkey);
-	fill(a->buf, 4096, 9);
+	st_pattern_fill(a->buf, 4096, 9);
 	st2 = rdma_op(a, p.qa, IBV_WR_RDMA_WRITE, base + 1000, rkey, 4096);
-	tap(st == IBV_WC_SUCCESS && st2 == IBV_WC_SUCCESS &&
-	    check(b->buf + off + 1000, 4096, 9),
-	    "MW type 2: bound through B's QP, A's RDMA Write through it lands (%s, %s)",
-	    st_str(st), st_str(st2));
+	st_tap_ok(tap, st == IBV_WC_SUCCESS && st2 == IBV_WC_SUCCESS &&
+		  st_pattern_check(b->buf + off + 1000, 4096, 9),
+		  "MW type 2: bound through B's QP, A's RDMA Write through it lands (%s, %s)",
+		  st_wc_str(st), st_wc_str(st2));
 
 	errno = 0;
 	st = ibv_dereg_mr(bm);
-	tap(st == EBUSY || errno == EBUSY,
-	    "MW: deregistering an MR with a bound window is refused with EBUSY (%d)",
-	    st);
+	st_tap_ok(tap, st == EBUSY || errno == EBUSY,
+		  "MW: deregistering an MR with a bound window is refused with EBUSY (%d)",
+		  st);
 
 	/* Another QP of B's PD: a type 2 window serves only its own. */
 	rc_pair_new(&p2, a, b);
 	st = rdma_op(a, p2.qa, IBV_WR_RDMA_WRITE, base, rkey, 64);
-	tap(st == IBV_WC_REM_ACCESS_ERR,
-	    "MW type 2: a Write arriving on another QP of the PD gets a remote access error (%s)",
-	    st_str(st));
+	st_tap_ok(tap, st == IBV_WC_REM_ACCESS_ERR,
+		  "MW type 2: a Write arriving on another QP of the PD gets a remote access error (%s)",
+		  st_wc_str(st));
 
 	st = rdma_op(a, p.qa, IBV_WR_RDMA_WRITE, base + 64 * 1024 - 8, rkey, 16);
-	tap(st == IBV_WC_REM_ACCESS_ERR,
-	    "MW: a Write past the window's end (inside the MR) gets a remote access error (%s)",
-	    st_str(st));
+	st_tap_ok(tap, st == IBV_WC_REM_ACCESS_ERR,
+		  "MW: a Write past the window's end (inside the MR) gets a remote access error (%s)",
+		  st_wc_str(st));
 
 	rc_pair_new(&p, a, b);
 	st = bind2(b, p.qb, mw, bm, base, 4096, NULL);
-	tap(st == IBV_WC_MW_BIND_ERR,
-	    "MW type 2: binding a window that is bound fails with IBV_WC_MW_BIND_ERR (%s)",
-	    st_str(st));
+	st_tap_ok(tap, st == IBV_WC_MW_BIND_ERR,
+		  "MW type 2: binding a window that is bound fails with IBV_WC_MW_BIND_ERR (%s)",
+		  st_wc_str(st));
 
 	rc_pair_new(&p, a, b);
 	memset(&wr, 0, sizeof(wr));
 	wr.opcode = IBV_WR_LOCAL_INV;
 	wr.invalidate_rkey = rkey;
-	st = post_wait(p.qb, b->scq, &wr);
+	st = st_post_wait(p.qb, b->scq, &wr, 5000);
 	st2 = rdma_op(a, p.qa, IBV_WR_RDMA_WRITE, base, rkey, 64);
-	tap(st == IBV_WC_SUCCESS && st2 == IBV_WC_REM_ACCESS_ERR,
-	    "MW type 2: Local Invalidate succeeds, then its key gets a remote access error (%s, %s)",
-	    st_str(st), st_str(st2));
+	st_tap_ok(tap, st == IBV_WC_SUCCESS && st2 == IBV_WC_REM_ACCESS_ERR,
+		  "MW type 2: Local Invalidate succeeds, then its key gets a remote access error (%s, %s)",
+		  st_wc_str(st), st_wc_str(st2));
 
 	rc_pair_new(&p, a, b);
 	st = bind2(b, p.qb, mw, bm, base, wlen + 4096, NULL);
-	tap(st == IBV_WC_MW_BIND_ERR,
-	    "MW: a bind beyond its MR fails with IBV_WC_MW_BIND_ERR (%s)",
-	    st_str(st));
+	st_tap_ok(tap, st == IBV_WC_MW_BIND_ERR,
+		  "MW: a bind beyond its MR fails with IBV_WC_MW_BIND_ERR (%s)",
+		  st_wc_str(st));
 
 	rc_pair_new(&p, a, b);
 	st = bind2(b, p.qb, mw, b->mr, (uintptr_t)b->buf, 4096, NULL);
-	tap(st == IBV_WC_MW_BIND_ERR,
-	    "MW: a bind to an MR without MW_BIND access fails with IBV_WC_MW_BIND_ERR (%s)",
-	    st_str(st));
+	st_tap_ok(tap, st == IBV_WC_MW_BIND_ERR,
+		  "MW: a bind to an MR without MW_BIND access fails with IBV_WC_MW_BIND_ERR (%s)",
+		  st_wc_str(st));
 
 	/* Send with Invalidate of a type 1 window: an invalid request. */
 	rc_pair_new(&p, a, b);
@@ -842,29 +699,29 @@ static void test_mw(struct end *a, struct end *b)
 		};
 
 		st = ibv_bind_mw(p.qb, mw1, &bind) ? -1 :
-		     (poll_one(b->scq, &wc, 5000) ? (int)wc.status : -1);
+		     (st_poll_one(b->scq, &wc, 5000) ? (int)wc.status : -1);
 	}
 	post_recv(b, p.qb, 77, 0, 4096);
 	memset(&wr, 0, sizeof(wr));
 	wr.opcode = IBV_WR_SEND_WITH_INV;
 	wr.invalidate_rkey = mw1->rkey;
-	st2 = post_wait(p.qa, a->scq, &wr);
-	got = poll_one(b->rcq, &wc, 2000);
-	tap(st == IBV_WC_SUCCESS && st2 == IBV_WC_REM_INV_REQ_ERR && got &&
-	    wc.wr_id == 77 && wc.status == IBV_WC_REM_INV_REQ_ERR,
-	    "MW type 1: Send with Invalidate of its key is an invalid request at both ends (%s, %s)",
-	    st_str(st2), got ? ibv_wc_status_str(wc.status) : "no completion");
+	st2 = st_post_wait(p.qa, a->scq, &wr, 5000);
+	got = st_poll_one(b->rcq, &wc, 2000);
+	st_tap_ok(tap, st == IBV_WC_SUCCESS && st2 == IBV_WC_REM_INV_REQ_ERR && got &&
+		  wc.wr_id == 77 && wc.status == IBV_WC_REM_INV_REQ_ERR,
+		  "MW type 1: Send with Invalidate of its key is an invalid request at both ends (%s, %s)",
+		  st_wc_str(st2), got ? ibv_wc_status_str(wc.status) : "no completion");
 
 	/* Invalidate while a Read through the window is being answered. */
 	rc_pair_new(&p, a, b);
 	st = bind2(b, p.qb, mw, bm, base, wlen, &rkey);
-	fill(b->buf + off, wlen, 5);
+	st_pattern_fill(b->buf + off, wlen, 5);
 	memset(a->buf, 0, wlen);
 	st2 = rdma_op(a, p.qa, IBV_WR_RDMA_READ, base, rkey, wlen);
-	tap(st == IBV_WC_SUCCESS && st2 == IBV_WC_SUCCESS &&
-	    check(a->buf, wlen, 5),
-	    "MW: a %u KiB Read through the window returns its bytes (%s, %s)",
-	    wlen / 1024, st_str(st), st_str(st2));
+	st_tap_ok(tap, st == IBV_WC_SUCCESS && st2 == IBV_WC_SUCCESS &&
+		  st_pattern_check(a->buf, wlen, 5),
+		  "MW: a %u KiB Read through the window returns its bytes (%s, %s)",
+		  wlen / 1024, st_wc_str(st), st_wc_str(st2));
 	{
 		struct ibv_sge sge = { .addr = (uintptr_t)a->buf,
 				       .length = wlen, .lkey = a->mr->lkey };
@@ -880,30 +737,30 @@ static void test_mw(struct end *a, struct end *b)
 		};
 
 		memset(a->buf, 0, wlen);
-		retx = hw_counter(a, "retransmits");
+		retx = st_hw_counter(a->name, 1, "retransmits");
 		if (ibv_post_send(p.qa, &rd, &bad))
-			die("post Read");
+			st_bail("post Read");
 		usleep(2000);
-		st2 = post_wait(p.qb, b->scq, &inv);
-		got = poll_one(a->scq, &wc, 5000);
+		st2 = st_post_wait(p.qb, b->scq, &inv, 5000);
+		got = st_poll_one(a->scq, &wc, 5000);
 	}
 	printf("# Read of %u KiB, window invalidated 2 ms after posting: %s (go-back-N: %llu)\n",
 	       wlen / 1024, got ? ibv_wc_status_str(wc.status) : "no completion",
-	       (unsigned long long)(hw_counter(a, "retransmits") - retx));
-	tap(st == IBV_WC_SUCCESS && st2 == IBV_WC_SUCCESS && got &&
-	    ((wc.status == IBV_WC_SUCCESS && check(a->buf, wlen, 5)) ||
-	     wc.status == IBV_WC_REM_ACCESS_ERR),
-	    "MW: Local Invalidate during a Read through the window: the Read completes whole or fails with a remote access error");
+	       (unsigned long long)(st_hw_counter(a->name, 1, "retransmits") - retx));
+	st_tap_ok(tap, st == IBV_WC_SUCCESS && st2 == IBV_WC_SUCCESS && got &&
+		  ((wc.status == IBV_WC_SUCCESS && st_pattern_check(a->buf, wlen, 5)) ||
+			wc.status == IBV_WC_REM_ACCESS_ERR),
+		  "MW: Local Invalidate during a Read through the window: the Read completes whole or fails with a remote access error");
 	rc_pair_new(&p, a, b);
 	st = rdma_op(a, p.qa, IBV_WR_RDMA_READ, base, rkey, 64);
-	tap(st == IBV_WC_REM_ACCESS_ERR,
-	    "MW: after that, a Read with the key gets a remote access error (%s)",
-	    st_str(st));
+	st_tap_ok(tap, st == IBV_WC_REM_ACCESS_ERR,
+		  "MW: after that, a Read with the key gets a remote access error (%s)",
+		  st_wc_str(st));
 
 	st = ibv_dealloc_mw(mw1);
 	st2 = ibv_dealloc_mw(mw);
-	tap(!st && !st2 && !ibv_dereg_mr(bm),
-	    "MW: windows deallocated, then the MR deregisters");
+	st_tap_ok(tap, !st && !st2 && !ibv_dereg_mr(bm),
+		  "MW: windows deallocated, then the MR deregisters");
 	ibv_destroy_qp(p.qa);
 	ibv_destroy_qp(p.qb);
 	ibv_destroy_qp(p2.qa);
@@ -946,61 +803,62 @@ static int raw_rereg(struct ibv_context *ctx, struct ibv_mr *mr, __u32 flags,
 /* rereg: an MR on B reached by A's RDMA Writes, reregistered in turn. */
 static void test_rereg(struct end *a, struct end *b)
 {
+	struct st_tap *tap = a->tap;
 	int rw = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
 	__u8 *x = b->buf + 256 * 1024, *y = b->buf + 512 * 1024;
 	struct ibv_mr *m = ibv_reg_mr(b->pd, x, 8192, rw);
-	struct ibv_pd *pd2 = ibv_alloc_pd(b->ctx);
+	struct ibv_pd *pd2 = ibv_alloc_pd(b->d.ctx);
 	__u32 lkey = 0, rkey = 0;
 	struct rc_pair p = {};
 	int err, st;
 
 	if (!m || !pd2)
-		die("reg_mr / alloc_pd");
+		st_bail("reg_mr / alloc_pd");
 	rc_pair_new(&p, a, b);
-	fill(a->buf, 4096, 1);
+	st_pattern_fill(a->buf, 4096, 1);
 	st = rdma_op(a, p.qa, IBV_WR_RDMA_WRITE, (uintptr_t)x, m->rkey, 4096);
-	tap(st == IBV_WC_SUCCESS && check(x, 4096, 1),
-	    "rereg: before, a Write lands in the MR (%s)", st_str(st));
+	st_tap_ok(tap, st == IBV_WC_SUCCESS && st_pattern_check(x, 4096, 1),
+		  "rereg: before, a Write lands in the MR (%s)", st_wc_str(st));
 
 	memset(y, 0, 8192);
-	err = raw_rereg(b->ctx, m, IBV_REREG_MR_CHANGE_TRANSLATION, y, 8192, 0, NULL,
+	err = raw_rereg(b->d.ctx, m, IBV_REREG_MR_CHANGE_TRANSLATION, y, 8192, 0, NULL,
 			&lkey, &rkey);
-	fill(a->buf, 4096, 2);
+	st_pattern_fill(a->buf, 4096, 2);
 	st = err ? -1 :
 	     rdma_op(a, p.qa, IBV_WR_RDMA_WRITE, (uintptr_t)y, rkey, 4096);
-	tap(!err && st == IBV_WC_SUCCESS && check(y, 4096, 2) &&
-	    check(x, 4096, 1),
-	    "rereg translation: the new keys reach the new memory, the old stays untouched (%s, %s)",
-	    strerror(err), st_str(st));
+	st_tap_ok(tap, !err && st == IBV_WC_SUCCESS && st_pattern_check(y, 4096, 2) &&
+		  st_pattern_check(x, 4096, 1),
+		  "rereg translation: the new keys reach the new memory, the old stays untouched (%s, %s)",
+		  strerror(err), st_wc_str(st));
 	st = rdma_op(a, p.qa, IBV_WR_RDMA_WRITE, (uintptr_t)x, m->rkey, 64);
-	tap(st == IBV_WC_REM_ACCESS_ERR,
-	    "rereg translation: the old key gets a remote access error (%s)",
-	    st_str(st));
+	st_tap_ok(tap, st == IBV_WC_REM_ACCESS_ERR,
+		  "rereg translation: the old key gets a remote access error (%s)",
+		  st_wc_str(st));
 
 	rc_pair_new(&p, a, b);
 	m->rkey = rkey;
-	err = raw_rereg(b->ctx, m, IBV_REREG_MR_CHANGE_ACCESS, NULL, 0,
+	err = raw_rereg(b->d.ctx, m, IBV_REREG_MR_CHANGE_ACCESS, NULL, 0,
 			IBV_ACCESS_LOCAL_WRITE, NULL, &lkey, &rkey);
 	st = err ? -1 :
 	     rdma_op(a, p.qa, IBV_WR_RDMA_WRITE, (uintptr_t)y, rkey, 64);
-	tap(!err && st == IBV_WC_REM_ACCESS_ERR,
-	    "rereg access: without remote write, a Write gets a remote access error (%s, %s)",
-	    strerror(err), st_str(st));
+	st_tap_ok(tap, !err && st == IBV_WC_REM_ACCESS_ERR,
+		  "rereg access: without remote write, a Write gets a remote access error (%s, %s)",
+		  strerror(err), st_wc_str(st));
 
-	err = raw_rereg(b->ctx, m, IBV_REREG_MR_CHANGE_ACCESS, NULL, 0,
+	err = raw_rereg(b->d.ctx, m, IBV_REREG_MR_CHANGE_ACCESS, NULL, 0,
 			IBV_ACCESS_REMOTE_WRITE, NULL, &lkey, &rkey);
-	tap(err == EINVAL,
-	    "rereg access: remote write without local write is refused with EINVAL (%s)",
-	    strerror(err));
+	st_tap_ok(tap, err == EINVAL,
+		  "rereg access: remote write without local write is refused with EINVAL (%s)",
+		  strerror(err));
 
 	rc_pair_new(&p, a, b);
-	err = raw_rereg(b->ctx, m, IBV_REREG_MR_CHANGE_ACCESS | IBV_REREG_MR_CHANGE_PD, NULL,
+	err = raw_rereg(b->d.ctx, m, IBV_REREG_MR_CHANGE_ACCESS | IBV_REREG_MR_CHANGE_PD, NULL,
 			0, rw, pd2, &lkey, &rkey);
 	st = err ? -1 :
 	     rdma_op(a, p.qa, IBV_WR_RDMA_WRITE, (uintptr_t)y, rkey, 64);
-	tap(!err && st == IBV_WC_REM_ACCESS_ERR,
-	    "rereg PD: a QP of the old PD gets a remote access error (%s, %s)",
-	    strerror(err), st_str(st));
+	st_tap_ok(tap, !err && st == IBV_WC_REM_ACCESS_ERR,
+		  "rereg PD: a QP of the old PD gets a remote access error (%s, %s)",
+		  strerror(err), st_wc_str(st));
 	{
 		struct ibv_pd *keep = b->pd;
 
@@ -1008,15 +866,15 @@ static void test_rereg(struct end *a, struct end *b)
 		rc_pair_new(&p, a, b);
 		b->pd = keep;
 	}
-	fill(a->buf, 64, 3);
+	st_pattern_fill(a->buf, 64, 3);
 	st = rdma_op(a, p.qa, IBV_WR_RDMA_WRITE, (uintptr_t)y, rkey, 64);
-	tap(st == IBV_WC_SUCCESS && check(y, 64, 3),
-	    "rereg PD: a QP of the new PD writes through it (%s)", st_str(st));
+	st_tap_ok(tap, st == IBV_WC_SUCCESS && st_pattern_check(y, 64, 3),
+		  "rereg PD: a QP of the new PD writes through it (%s)", st_wc_str(st));
 
 	ibv_destroy_qp(p.qa);
 	ibv_destroy_qp(p.qb);
-	tap(!ibv_dereg_mr(m) && !ibv_dealloc_pd(pd2),
-	    "rereg: the MR deregisters by its handle, the new PD deallocates");
+	st_tap_ok(tap, !ibv_dereg_mr(m) && !ibv_dealloc_pd(pd2),
+		  "rereg: the MR deregisters by its handle, the new PD deallocates");
 }
 
 /* --- events: asynchronous events reach user space ------------------------ */
@@ -1031,13 +889,13 @@ static int async_events(struct ibv_context *ctx, enum ibv_event_type type,
 			void *elem, int ms, int first, int *order)
 {
 	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
-	long long end = now_ms() + ms, left;
+	long long end = st_now_ms() + ms, left;
 	struct ibv_async_event ev;
 	int seen = 0, n = 0;
 
 	fcntl(ctx->async_fd, F_SETFL,
 	      fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK);
-	while (!(first && seen) && (left = end - now_ms()) > 0) {
+	while (!(first && seen) && (left = end - st_now_ms()) > 0) {
 		if (poll(&pfd, 1, left) <= 0 || ibv_get_async_event(ctx, &ev))
 			continue;
 		if ((void *)ev.element.qp == elem && order && n < 8)
@@ -1061,7 +919,7 @@ static int send_one(struct end *a, struct ibv_qp *qa, __u32 len)
 	struct ibv_send_wr wr = { .opcode = IBV_WR_SEND, .sg_list = &sge,
 				  .num_sge = 1 };
 
-	return post_wait(qa, a->scq, &wr);
+	return st_post_wait(qa, a->scq, &wr, 5000);
 }
 
 static void post_srq_recv(struct end *b, struct ibv_srq *srq, __u64 id)
@@ -1072,7 +930,7 @@ static void post_srq_recv(struct end *b, struct ibv_srq *srq, __u64 id)
 				  .num_sge = 1 }, *bad;
 
 	if (ibv_post_srq_recv(srq, &wr, &bad))
-		die("ibv_post_srq_recv");
+		st_bail("ibv_post_srq_recv");
 }
 
 static struct ibv_qp *qp_on_srq(struct end *e, struct ibv_srq *srq)
@@ -1085,19 +943,19 @@ static struct ibv_qp *qp_on_srq(struct end *e, struct ibv_srq *srq)
 	struct ibv_qp *qp = ibv_create_qp(e->pd, &ia);
 
 	if (!qp)
-		die("ibv_create_qp on an SRQ");
+		st_bail("ibv_create_qp on an SRQ");
 	return qp;
 }
 
 /* Receive completions at B within @ms: how many succeeded; ids marked. */
 static int recv_many(struct end *b, int want, __u8 *seen, int nseen, int ms)
 {
-	long long end = now_ms() + ms;
+	long long end = st_now_ms() + ms;
 	struct ibv_wc wc;
 	int ok = 0, got = 0;
 
-	while (got < want && now_ms() < end) {
-		if (!poll_one(b->rcq, &wc, 50))
+	while (got < want && st_now_ms() < end) {
+		if (!st_poll_one(b->rcq, &wc, 50))
 			continue;
 		got++;
 		if (wc.status == IBV_WC_SUCCESS && wc.wr_id < (__u64)nseen &&
@@ -1117,6 +975,7 @@ static int recv_many(struct end *b, int want, __u8 *seen, int nseen, int ms)
  */
 static void test_events(struct end *a, struct end *b)
 {
+	struct st_tap *tap = a->tap;
 	struct ibv_srq_init_attr si = { .attr = { .max_wr = 16,
 						  .max_sge = 1 } };
 	struct ibv_qp *qa, *qb, *qa2, *qb2;
@@ -1130,38 +989,38 @@ static void test_events(struct end *a, struct end *b)
 	qa = qp_create(a, IBV_QPT_RC, 16);
 	qb = qp_create(b, IBV_QPT_RC, 16);
 	qp_connect(qa, a, b, qb->qp_num);
-	qp_connect_to(qb, b, a, qa->qp_num, 0);
+	qp_connect_to(qb, b, a, qa->qp_num, 0, 0);
 	post_recv(b, qb, 1, 0, 64);
 	post_recv(b, qb, 2, 64, 64);
 	st = send_one(a, qa, 64);
-	ok = poll_one(b->rcq, &wc, 2000) && wc.status == IBV_WC_SUCCESS;
-	est = async_events(b->ctx, IBV_EVENT_COMM_EST, qb, 2000, 1, NULL);
-	tap(st == IBV_WC_SUCCESS && ok && est == 1,
-	    "RC: a Send reaching a QP in RTR completes at both ends (%s, %s) and reports IBV_EVENT_COMM_EST",
-	    st_str(st), ok ? "received" : "not received");
+	ok = st_poll_one(b->rcq, &wc, 2000) && wc.status == IBV_WC_SUCCESS;
+	est = async_events(b->d.ctx, IBV_EVENT_COMM_EST, qb, 2000, 1, NULL);
+	st_tap_ok(tap, st == IBV_WC_SUCCESS && ok && est == 1,
+		  "RC: a Send reaching a QP in RTR completes at both ends (%s, %s) and reports IBV_EVENT_COMM_EST",
+		  st_wc_str(st), ok ? "received" : "not received");
 	qp_to_rts(qb);
 	st = send_one(a, qa, 64);
-	ok = poll_one(b->rcq, &wc, 2000) && wc.status == IBV_WC_SUCCESS;
-	est = async_events(b->ctx, IBV_EVENT_COMM_EST, qb, 300, 0, NULL);
-	tap(st == IBV_WC_SUCCESS && ok && est == 0,
-	    "RC: COMM_EST is reported once (%d more after RTS)", est);
+	ok = st_poll_one(b->rcq, &wc, 2000) && wc.status == IBV_WC_SUCCESS;
+	est = async_events(b->d.ctx, IBV_EVENT_COMM_EST, qb, 300, 0, NULL);
+	st_tap_ok(tap, st == IBV_WC_SUCCESS && ok && est == 0,
+		  "RC: COMM_EST is reported once (%d more after RTS)", est);
 	{
 		struct ibv_qp_attr qs = { .qp_state = IBV_QPS_SQD,
 					  .en_sqd_async_notify = 1 };
 
 		st = ibv_modify_qp(qa, &qs, IBV_QP_STATE |
 				   IBV_QP_EN_SQD_ASYNC_NOTIFY);
-		est = async_events(a->ctx, IBV_EVENT_SQ_DRAINED, qa, 2000, 1,
+		est = async_events(a->d.ctx, IBV_EVENT_SQ_DRAINED, qa, 2000, 1,
 				   NULL);
 		qs.qp_state = IBV_QPS_RTS;
 		ok = !st && !ibv_modify_qp(qa, &qs, IBV_QP_STATE);
 		post_recv(b, qb, 3, 0, 64);
 		st = send_one(a, qa, 64);
 		ok = ok && st == IBV_WC_SUCCESS &&
-		     poll_one(b->rcq, &wc, 2000) && wc.status == IBV_WC_SUCCESS;
-		tap(est == 1 && ok,
-		    "RC: to SQD with notification: IBV_EVENT_SQ_DRAINED; back to RTS, a Send completes (%s)",
-		    st_str(st));
+		     st_poll_one(b->rcq, &wc, 2000) && wc.status == IBV_WC_SUCCESS;
+		st_tap_ok(tap, est == 1 && ok,
+			  "RC: to SQD with notification: IBV_EVENT_SQ_DRAINED; back to RTS, a Send completes (%s)",
+			  st_wc_str(st));
 	}
 	ibv_destroy_qp(qa);
 	ibv_destroy_qp(qb);
@@ -1169,12 +1028,12 @@ static void test_events(struct end *a, struct end *b)
 	/* The SRQ limit: armed at 8 of 16, reported when fewer remain. */
 	srq = ibv_create_srq(b->pd, &si);
 	if (!srq)
-		die("ibv_create_srq");
+		st_bail("ibv_create_srq");
 	for (i = 0; i < 16; i++)
 		post_srq_recv(b, srq, i);
 	sa.srq_limit = 8;
 	if (ibv_modify_srq(srq, &sa, IBV_SRQ_LIMIT))
-		die("ibv_modify_srq limit");
+		st_bail("ibv_modify_srq limit");
 	qa = qp_create(a, IBV_QPT_RC, 16);
 	qb = qp_on_srq(b, srq);
 	qp_connect(qa, a, b, qb->qp_num);
@@ -1182,21 +1041,21 @@ static void test_events(struct end *a, struct end *b)
 	for (i = 0, st = 0; i < 8 && !st; i++)
 		st = send_one(a, qa, 64);
 	n = recv_many(b, 8, seen, 128, 3000);
-	est = async_events(b->ctx, IBV_EVENT_SRQ_LIMIT_REACHED, srq, 300, 0,
+	est = async_events(b->d.ctx, IBV_EVENT_SRQ_LIMIT_REACHED, srq, 300, 0,
 			   NULL);
-	tap(!st && n == 8 && est == 0,
-	    "SRQ: 8 Sends received, no limit event while 8 of 16 remain (limit 8): %d received, %d events",
-	    n, est);
+	st_tap_ok(tap, !st && n == 8 && est == 0,
+		  "SRQ: 8 Sends received, no limit event while 8 of 16 remain (limit 8): %d received, %d events",
+		  n, est);
 	st = send_one(a, qa, 64);
 	n = recv_many(b, 1, seen, 128, 3000);
-	est = async_events(b->ctx, IBV_EVENT_SRQ_LIMIT_REACHED, srq, 2000, 1,
+	est = async_events(b->d.ctx, IBV_EVENT_SRQ_LIMIT_REACHED, srq, 2000, 1,
 			   NULL);
 	memset(&sa, 0, sizeof(sa));
 	if (ibv_query_srq(srq, &sa))
-		die("ibv_query_srq");
-	tap(!st && n == 1 && est == 1 && sa.srq_limit == 0,
-	    "SRQ: IBV_EVENT_SRQ_LIMIT_REACHED when 7 remain; the limit disarms (srq_limit %u)",
-	    sa.srq_limit);
+		st_bail("ibv_query_srq");
+	st_tap_ok(tap, !st && n == 1 && est == 1 && sa.srq_limit == 0,
+		  "SRQ: IBV_EVENT_SRQ_LIMIT_REACHED when 7 remain; the limit disarms (srq_limit %u)",
+		  sa.srq_limit);
 
 	/* Resize with 7 WQEs posted: they survive, 57 more fit. */
 	memset(&sa, 0, sizeof(sa));
@@ -1204,8 +1063,8 @@ static void test_events(struct end *a, struct end *b)
 	st = ibv_modify_srq(srq, &sa, IBV_SRQ_MAX_WR);
 	memset(&sa, 0, sizeof(sa));
 	ibv_query_srq(srq, &sa);
-	tap(!st && sa.max_wr >= 64, "SRQ: resized 16 -> %u (ibv_modify_srq: %s)",
-	    sa.max_wr, strerror(st));
+	st_tap_ok(tap, !st && sa.max_wr >= 64, "SRQ: resized 16 -> %u (ibv_modify_srq: %s)",
+		  sa.max_wr, strerror(st));
 	for (i = 16; i < 16 + 57; i++)
 		post_srq_recv(b, srq, i);
 	for (i = 0, st = 0; i < 64 && !st; i++)
@@ -1213,9 +1072,9 @@ static void test_events(struct end *a, struct end *b)
 	n = recv_many(b, 64, seen, 128, 5000);
 	for (i = 0, ok = 0; i < 16 + 57; i++)
 		ok += seen[i] == 1;
-	tap(!st && n == 64 && ok == 73,
-	    "SRQ: the 7 WQEs posted before the resize and 57 after serve 64 Sends (%d received, %d of 73 WQEs used once)",
-	    n, ok);
+	st_tap_ok(tap, !st && n == 64 && ok == 73,
+		  "SRQ: the 7 WQEs posted before the resize and 57 after serve 64 Sends (%d received, %d of 73 WQEs used once)",
+		  n, ok);
 
 	/* LAST_WQE_REACHED: a QP on the SRQ moved to error. */
 	for (i = 73; i < 73 + 8; i++)
@@ -1226,10 +1085,10 @@ static void test_events(struct end *a, struct end *b)
 
 		st = ibv_modify_qp(qb, &qa_err, IBV_QP_STATE);
 	}
-	est = async_events(b->ctx, IBV_EVENT_QP_LAST_WQE_REACHED, qb, 2000, 1,
+	est = async_events(b->d.ctx, IBV_EVENT_QP_LAST_WQE_REACHED, qb, 2000, 1,
 			   NULL);
-	tap(!st && est == 1,
-	    "SRQ: a QP moved to error reports IBV_EVENT_QP_LAST_WQE_REACHED");
+	st_tap_ok(tap, !st && est == 1,
+		  "SRQ: a QP moved to error reports IBV_EVENT_QP_LAST_WQE_REACHED");
 	/* Its error flushed none of the SRQ's WQEs: another QP uses them. */
 	qa2 = qp_create(a, IBV_QPT_RC, 16);
 	qb2 = qp_on_srq(b, srq);
@@ -1238,29 +1097,29 @@ static void test_events(struct end *a, struct end *b)
 	for (i = 0, st = 0; i < 8 && !st; i++)
 		st = send_one(a, qa2, 64);
 	n = recv_many(b, 8, seen, 128, 3000);
-	tap(!st && n == 8,
-	    "SRQ: the error flushed none of the SRQ's WQEs: 8 Sends to another QP on it received (%d)",
-	    n);
+	st_tap_ok(tap, !st && n == 8,
+		  "SRQ: the error flushed none of the SRQ's WQEs: 8 Sends to another QP on it received (%d)",
+		  n);
 
 	/* An affiliated error on a QP on the SRQ: the error, then last WQE. */
 	memset(ev, 0, sizeof(ev));
 	st = rdma_op(a, qa2, IBV_WR_RDMA_WRITE, (uintptr_t)b->buf,
 		     b->mr->rkey ^ 0x5a5a00, 64);
-	est = async_events(b->ctx, IBV_EVENT_QP_LAST_WQE_REACHED, qb2, 2000,
+	est = async_events(b->d.ctx, IBV_EVENT_QP_LAST_WQE_REACHED, qb2, 2000,
 			   1, ev);
-	tap(st == IBV_WC_REM_ACCESS_ERR && est == 1 &&
-	    ev[0] == IBV_EVENT_QP_ACCESS_ERR &&
-	    ev[1] == IBV_EVENT_QP_LAST_WQE_REACHED,
-	    "RC: a Write with a bad R_Key: %s at the requester; IBV_EVENT_QP_ACCESS_ERR then IBV_EVENT_QP_LAST_WQE_REACHED at the responder (%s, %s)",
-	    st_str(st), ibv_event_type_str(ev[0]),
-	    ibv_event_type_str(ev[1]));
+	st_tap_ok(tap, st == IBV_WC_REM_ACCESS_ERR && est == 1 &&
+		  ev[0] == IBV_EVENT_QP_ACCESS_ERR &&
+		  ev[1] == IBV_EVENT_QP_LAST_WQE_REACHED,
+		  "RC: a Write with a bad R_Key: %s at the requester; IBV_EVENT_QP_ACCESS_ERR then IBV_EVENT_QP_LAST_WQE_REACHED at the responder (%s, %s)",
+		  st_wc_str(st), ibv_event_type_str(ev[0]),
+		  ibv_event_type_str(ev[1]));
 	ibv_destroy_qp(qa);
 	ibv_destroy_qp(qb);
 	ibv_destroy_qp(qa2);
 	ibv_destroy_qp(qb2);
-	while (poll_one(b->rcq, &wc, 100))
+	while (st_poll_one(b->rcq, &wc, 100))
 		;
-	tap(!ibv_destroy_srq(srq), "SRQ: destroyed after its QPs");
+	st_tap_ok(tap, !ibv_destroy_srq(srq), "SRQ: destroyed after its QPs");
 
 	/* QP_FATAL: a receive WQE B cannot write through (bad L_Key). */
 	qa = qp_create(a, IBV_QPT_RC, 16);
@@ -1275,14 +1134,14 @@ static void test_events(struct end *a, struct end *b)
 					  .num_sge = 1 }, *bad;
 
 		if (ibv_post_recv(qb, &wr, &bad))
-			die("ibv_post_recv");
+			st_bail("ibv_post_recv");
 	}
 	st = send_one(a, qa, 64);
-	ok = poll_one(b->rcq, &wc, 2000) ? (int)wc.status : -1;
-	est = async_events(b->ctx, IBV_EVENT_QP_FATAL, qb, 2000, 1, NULL);
-	tap(st == IBV_WC_REM_OP_ERR && ok == IBV_WC_LOC_PROT_ERR && est == 1,
-	    "RC: a receive WQE with a bad L_Key: %s at the requester, %s at the responder, IBV_EVENT_QP_FATAL",
-	    st_str(st), st_str(ok));
+	ok = st_poll_one(b->rcq, &wc, 2000) ? (int)wc.status : -1;
+	est = async_events(b->d.ctx, IBV_EVENT_QP_FATAL, qb, 2000, 1, NULL);
+	st_tap_ok(tap, st == IBV_WC_REM_OP_ERR && ok == IBV_WC_LOC_PROT_ERR && est == 1,
+		  "RC: a receive WQE with a bad L_Key: %s at the requester, %s at the responder, IBV_EVENT_QP_FATAL",
+		  st_wc_str(st), st_wc_str(ok));
 	ibv_destroy_qp(qa);
 	ibv_destroy_qp(qb);
 }
@@ -1357,7 +1216,7 @@ static __u32 edge_gather(const struct ibv_sge *sg, __u32 n, __u8 *out,
 /* Wait for B's receive; its status (-1: none), byte_len, opcode, imm. */
 static int edge_recv(struct edge *x, struct ibv_wc *wc)
 {
-	if (!poll_one(x->b->rcq, wc, 3000))
+	if (!st_poll_one(x->b->rcq, wc, 3000))
 		return -1;
 	return wc->status;
 }
@@ -1376,11 +1235,11 @@ static int edge_fence(struct edge *x, char *why, size_t wl)
 		snprintf(why, wl, "fence Send: %s", strerror(errno));
 		return 0;
 	}
-	st = poll_one(x->a->scq, &wc, 3000) ? (int)wc.status : -1;
+	st = st_poll_one(x->a->scq, &wc, 3000) ? (int)wc.status : -1;
 	rst = edge_recv(x, &wc);
 	if (st != IBV_WC_SUCCESS || rst != IBV_WC_SUCCESS || wc.wr_id != 78) {
 		snprintf(why, wl, "fence Send: requester %s, responder %s",
-			 st_str(st), st_str(rst));
+			 st_wc_str(st), st_wc_str(rst));
 		return 0;
 	}
 	return 1;
@@ -1451,12 +1310,12 @@ static int edge_xfer(struct edge *x, enum ibv_wr_opcode op, __u32 n,
 	/* Inline data was copied at post time: the source may change. */
 	if (inl)
 		memset(a->buf + EDGE_SRC, 0xee, 256 * 1024);
-	st = poll_one(a->scq, &wc, 3000) ? (int)wc.status : -1;
+	st = st_poll_one(a->scq, &wc, 3000) ? (int)wc.status : -1;
 	if (recv && (op == IBV_WR_SEND || imm))
 		rst = edge_recv(x, &rwc);
 	if (st != IBV_WC_SUCCESS || rst != IBV_WC_SUCCESS) {
-		snprintf(why, wl, "requester %s, responder %s", st_str(st),
-			 st_str(rst));
+		snprintf(why, wl, "requester %s, responder %s", st_wc_str(st),
+			 st_wc_str(rst));
 		return 0;
 	}
 	if (recv && (op == IBV_WR_SEND || imm)) {
@@ -1515,9 +1374,10 @@ static int edge_xfer(struct edge *x, enum ibv_wr_opcode op, __u32 n,
 
 static void test_edge_type(struct end *a, struct end *b, enum ibv_qp_type t)
 {
+	struct st_tap *tap = a->tap;
 	struct edge x = { .a = a, .b = b, .type = t };
 	int ud = t == IBV_QPT_UD, rc = t == IBV_QPT_RC;
-	__u32 big = ud ? 128u << a->mtu : 6000;
+	__u32 big = ud ? 128u << a->d.mtu : 6000;
 	struct ibv_qp *q;
 	char why[160];
 	int ok;
@@ -1525,36 +1385,37 @@ static void test_edge_type(struct end *a, struct end *b, enum ibv_qp_type t)
 	x.tname = rc ? "RC" : ud ? "UD" : "UC";
 	/* One over each limit is refused. */
 	q = edge_qp(a, t, EDGE_SGE + 1, 0);
-	tap(!q && errno, "%s: create_qp with max_send_sge %d refused (%s)",
-	    x.tname, EDGE_SGE + 1, strerror(errno));
+	st_tap_ok(tap, !q && errno, "%s: create_qp with max_send_sge %d refused (%s)",
+		  x.tname, EDGE_SGE + 1, strerror(errno));
 	if (q)
 		ibv_destroy_qp(q);
 	q = edge_qp(a, t, 1, EDGE_INLINE + 1);
-	tap(!q && errno, "%s: create_qp with max_inline_data %d refused (%s)",
-	    x.tname, EDGE_INLINE + 1, strerror(errno));
+	st_tap_ok(tap, !q && errno, "%s: create_qp with max_inline_data %d refused (%s)",
+		  x.tname, EDGE_INLINE + 1, strerror(errno));
 	if (q)
 		ibv_destroy_qp(q);
 
 	x.qa = edge_qp(a, t, EDGE_SGE, EDGE_INLINE);
 	x.qb = edge_qp(b, t, EDGE_SGE, EDGE_INLINE);
 	if (!x.qa || !x.qb) {
-		tap(0, "%s: create_qp at max_send_sge = max_recv_sge = %d, max_inline_data %d",
-		    x.tname, EDGE_SGE, EDGE_INLINE);
+		st_tap_ok(tap, 0,
+			  "%s: create_qp at max_send_sge = max_recv_sge = %d, max_inline_data %d",
+			  x.tname, EDGE_SGE, EDGE_INLINE);
 		return;
 	}
-	tap(1, "%s: create_qp at max_send_sge = max_recv_sge = %d, max_inline_data %d",
-	    x.tname, EDGE_SGE, EDGE_INLINE);
+	st_tap_ok(tap, 1, "%s: create_qp at max_send_sge = max_recv_sge = %d, max_inline_data %d",
+		  x.tname, EDGE_SGE, EDGE_INLINE);
 	x.rmr = ibv_reg_mr(b->pd, b->buf + EDGE_DST, 256 * 1024,
 			   IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 			   IBV_ACCESS_REMOTE_READ);
 	if (!x.rmr)
-		die("ibv_reg_mr");
+		st_bail("ibv_reg_mr");
 	if (ud) {
 		ud_ready(x.qa, QKEY);
 		ud_ready(x.qb, QKEY);
 		x.ah = ah_to(a->pd, a, b);
 		if (!x.ah)
-			die("ibv_create_ah");
+			st_bail("ibv_create_ah");
 	} else {
 		qp_connect(x.qa, a, b, x.qb->qp_num);
 		qp_connect(x.qb, b, a, x.qa->qp_num);
@@ -1562,19 +1423,20 @@ static void test_edge_type(struct end *a, struct end *b, enum ibv_qp_type t)
 
 	ok = edge_xfer(&x, IBV_WR_SEND, EDGE_SGE, big, 0, EDGE_SGE, why,
 		       sizeof(why));
-	tap(ok, "%s: Send gathered from %d SGEs, scattered into %d: %s",
-	    x.tname, EDGE_SGE, EDGE_SGE, why);
+	st_tap_ok(tap, ok, "%s: Send gathered from %d SGEs, scattered into %d: %s",
+		  x.tname, EDGE_SGE, EDGE_SGE, why);
 	ok = edge_xfer(&x, IBV_WR_SEND, 3, EDGE_INLINE, 1, 1, why,
 		       sizeof(why));
-	tap(ok, "%s: inline Send of %d bytes from 3 SGEs, source overwritten once posted: %s",
-	    x.tname, EDGE_INLINE, why);
+	st_tap_ok(tap, ok,
+		  "%s: inline Send of %d bytes from 3 SGEs, source overwritten once posted: %s",
+		  x.tname, EDGE_INLINE, why);
 	ok = edge_xfer(&x, IBV_WR_SEND, 0, 0, 0, 1, why, sizeof(why));
-	tap(ok, "%s: zero-length Send (no SGE): %s", x.tname, why);
+	st_tap_ok(tap, ok, "%s: zero-length Send (no SGE): %s", x.tname, why);
 	/* UD: one SGE for the GRH area */
 	ok = edge_xfer(&x, IBV_WR_SEND_WITH_IMM, 0, 0, 0, ud, why,
 		       sizeof(why));
-	tap(ok, "%s: zero-length Send with Immediate into a WQE with %d SGEs: %s",
-	    x.tname, ud, why);
+	st_tap_ok(tap, ok, "%s: zero-length Send with Immediate into a WQE with %d SGEs: %s",
+		  x.tname, ud, why);
 	{
 		struct ibv_sge sg = { .addr = (uintptr_t)a->buf,
 				      .length = EDGE_INLINE + 1,
@@ -1590,39 +1452,39 @@ static void test_edge_type(struct end *a, struct end *b, enum ibv_qp_type t)
 		wr.wr.ud.remote_qpn = x.qb->qp_num;
 		wr.wr.ud.remote_qkey = QKEY;
 		err = ibv_post_send(x.qa, &wr, &bad);
-		tap(err != 0, "%s: inline Send of %d bytes refused at post (%s)",
-		    x.tname, EDGE_INLINE + 1, strerror(err));
+		st_tap_ok(tap, err != 0, "%s: inline Send of %d bytes refused at post (%s)",
+			  x.tname, EDGE_INLINE + 1, strerror(err));
 	}
 	if (!ud) {
 		ok = edge_xfer(&x, IBV_WR_RDMA_WRITE, EDGE_SGE, 6000, 0, 0,
 			       why, sizeof(why));
-		tap(ok, "%s: Write gathered from %d SGEs: %s", x.tname,
-		    EDGE_SGE, why);
+		st_tap_ok(tap, ok, "%s: Write gathered from %d SGEs: %s", x.tname,
+			  EDGE_SGE, why);
 		ok = edge_xfer(&x, IBV_WR_RDMA_WRITE, 2, EDGE_INLINE, 1, 0,
 			       why, sizeof(why));
-		tap(ok, "%s: inline Write of %d bytes: %s", x.tname,
-		    EDGE_INLINE, why);
+		st_tap_ok(tap, ok, "%s: inline Write of %d bytes: %s", x.tname,
+			  EDGE_INLINE, why);
 		ok = edge_xfer(&x, IBV_WR_RDMA_WRITE, 0, 0, 0, 0, why,
 			       sizeof(why));
-		tap(ok, "%s: zero-length Write: %s", x.tname, why);
+		st_tap_ok(tap, ok, "%s: zero-length Write: %s", x.tname, why);
 		ok = edge_xfer(&x, IBV_WR_RDMA_WRITE_WITH_IMM, 0, 0, 0, 0,
 			       why, sizeof(why));
-		tap(ok, "%s: zero-length Write with Immediate: %s", x.tname,
-		    why);
+		st_tap_ok(tap, ok, "%s: zero-length Write with Immediate: %s", x.tname,
+			  why);
 		ok = edge_xfer(&x, IBV_WR_RDMA_WRITE_WITH_IMM, EDGE_SGE, 6000,
 			       0, 1, why, sizeof(why));
-		tap(ok, "%s: Write with Immediate gathered from %d SGEs: %s",
-		    x.tname, EDGE_SGE, why);
+		st_tap_ok(tap, ok, "%s: Write with Immediate gathered from %d SGEs: %s",
+			  x.tname, EDGE_SGE, why);
 	}
 	if (rc) {
 		ok = edge_xfer(&x, IBV_WR_RDMA_READ, EDGE_SGE, 6000, 0, 0,
 			       why, sizeof(why));
-		tap(ok, "RC: Read scattered into %d SGEs: %s", EDGE_SGE, why);
+		st_tap_ok(tap, ok, "RC: Read scattered into %d SGEs: %s", EDGE_SGE, why);
 		ok = edge_xfer(&x, IBV_WR_RDMA_READ, 0, 0, 0, 0, why,
 			       sizeof(why));
-		tap(ok, "RC: zero-length Read: %s", why);
+		st_tap_ok(tap, ok, "RC: zero-length Read: %s", why);
 	}
-	if (tap_failed) {
+	if (tap->failed) {
 		dump_counters(a);
 		dump_counters(b);
 	}
@@ -1709,14 +1571,14 @@ static int raw_qp_create(struct raw_qp *r, struct end *e)
 	req.cmd.max_send_sge = 1;
 	req.cmd.max_recv_sge = 1;
 	req.cmd.qp_type = IBV_QPT_RC;
-	err = raw_cmd(e->ctx, &req, sizeof(req));
+	err = raw_cmd(e->d.ctx, &req, sizeof(req));
 	if (err)
 		return err;
 	r->handle = resp.base.qp_handle;
 	r->qpn = resp.base.qpn;
 	r->sq_len = resp.drv.sq_mi.size;
 	p = mmap(NULL, r->sq_len, PROT_READ | PROT_WRITE, MAP_SHARED,
-		 e->ctx->cmd_fd, resp.drv.sq_mi.offset);
+		 e->d.ctx->cmd_fd, resp.drv.sq_mi.offset);
 	if (p == MAP_FAILED)
 		return errno;
 	r->sq = p;
@@ -1738,7 +1600,7 @@ static void raw_qp_destroy(struct raw_qp *r)
 	req.hdr.out_words = sizeof(resp) / 4;
 	req.cmd.response = (uintptr_t)&resp;
 	req.cmd.qp_handle = r->handle;
-	raw_cmd(r->e->ctx, &req, sizeof(req));
+	raw_cmd(r->e->d.ctx, &req, sizeof(req));
 }
 
 /* INIT, RTR (to @dqpn on @peer), RTS, as qp_connect_to() does. */
@@ -1760,24 +1622,24 @@ static int raw_qp_connect(struct raw_qp *r, const struct end *peer,
 	c->port_num = 1;
 	c->attr_mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
 		       IBV_QP_ACCESS_FLAGS;
-	err = raw_cmd(r->e->ctx, &req, sizeof(req));
+	err = raw_cmd(r->e->d.ctx, &req, sizeof(req));
 	if (err)
 		return err;
 	c->qp_state = IBV_QPS_RTR;
-	c->path_mtu = r->e->mtu;
+	c->path_mtu = r->e->d.mtu;
 	c->dest_qp_num = dqpn;
 	c->rq_psn = 100;
 	c->max_dest_rd_atomic = 4;
 	c->min_rnr_timer = 1;
-	memcpy(c->dest.dgid, peer->gid.raw, 16);
-	c->dest.sgid_index = r->e->gid_index;
+	memcpy(c->dest.dgid, peer->d.gid.raw, 16);
+	c->dest.sgid_index = r->e->d.gid_index;
 	c->dest.hop_limit = 64;
 	c->dest.is_global = 1;
 	c->dest.port_num = 1;
 	c->attr_mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
 		       IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
 		       IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
-	err = raw_cmd(r->e->ctx, &req, sizeof(req));
+	err = raw_cmd(r->e->d.ctx, &req, sizeof(req));
 	if (err)
 		return err;
 	memset(c, 0, sizeof(*c));
@@ -1791,7 +1653,7 @@ static int raw_qp_connect(struct raw_qp *r, const struct end *peer,
 	c->attr_mask = IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
 		       IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
 		       IBV_QP_MAX_QP_RD_ATOMIC;
-	return raw_cmd(r->e->ctx, &req, sizeof(req));
+	return raw_cmd(r->e->d.ctx, &req, sizeof(req));
 }
 
 /*
@@ -1848,7 +1710,7 @@ static int raw_post(struct raw_qp *r, __u32 opcode, __u64 raddr,
 	req.cmd.response = (uintptr_t)&resp;
 	req.cmd.qp_handle = r->handle;
 	req.cmd.wqe_size = sizeof(struct ib_uverbs_send_wr);
-	return raw_cmd(r->e->ctx, &req, sizeof(req));
+	return raw_cmd(r->e->d.ctx, &req, sizeof(req));
 }
 
 /* Post and wait: the completion's status (-1: none), its opcode. */
@@ -1864,7 +1726,7 @@ static int raw_do(struct raw_qp *r, __u32 opcode, __u64 raddr, __u32 rkey,
 		       err < 0 ? "ring full" : strerror(err));
 		return -1;
 	}
-	if (!poll_one(r->e->scq, &wc, 5000))
+	if (!st_poll_one(r->e->scq, &wc, 5000))
 		return -1;
 	if (wc_op)
 		*wc_op = wc.opcode;
@@ -1878,15 +1740,16 @@ static struct ibv_qp *flush_pair(struct raw_qp *r, struct end *a,
 	struct ibv_qp *qb = qp_create(b, IBV_QPT_RC, 16);
 
 	if (raw_qp_create(r, a))
-		die("raw create_qp");
+		st_bail("raw create_qp");
 	qp_connect_acc(qb, b, a, r->qpn, access);
 	if (raw_qp_connect(r, b, qb->qp_num))
-		die("raw modify_qp");
+		st_bail("raw modify_qp");
 	return qb;
 }
 
 static void test_flush(struct end *a, struct end *b)
 {
+	struct st_tap *tap = a->tap;
 	__u32 off = 512 * 1024, len = 64 * 1024;
 	__u8 *t = b->buf + off;
 	struct ibv_mr *fm, *nm;
@@ -1900,42 +1763,42 @@ static void test_flush(struct end *a, struct end *b)
 	nm = ibv_reg_mr(b->pd, t + len, len, IBV_ACCESS_LOCAL_WRITE |
 			IBV_ACCESS_REMOTE_WRITE);
 	if (!nm)
-		die("ibv_reg_mr");
+		st_bail("ibv_reg_mr");
 	qb = qp_create(b, IBV_QPT_RC, 16);
 	if (raw_qp_create(&r, a))
-		die("raw create_qp");
+		st_bail("raw create_qp");
 	if (!fm) {
 		/*
 		 * A kernel without Flush (6.1): the core refuses the right;
 		 * a Flush posted anyway fails its WQE, nothing else.
 		 */
-		tap(errno == EINVAL || errno == EOPNOTSUPP,
-		    "no Flush in this kernel: reg_mr with IB_ACCESS_FLUSH_GLOBAL refused (%s)",
-		    strerror(errno));
+		st_tap_ok(tap, errno == EINVAL || errno == EOPNOTSUPP,
+			  "no Flush in this kernel: reg_mr with IB_ACCESS_FLUSH_GLOBAL refused (%s)",
+			  strerror(errno));
 		qp_connect_acc(qb, b, a, r.qpn, 0);
 		if (raw_qp_connect(&r, b, qb->qp_num))
-			die("raw modify_qp");
+			st_bail("raw modify_qp");
 		st = raw_do(&r, WR_FLUSH, (uintptr_t)t + len, nm->rkey, 64,
 			    FLUSH_GLOBAL, FLUSH_RANGE, NULL);
-		tap(st > 0, "no Flush in this kernel: a Flush WQE fails (%s)",
-		    st_str(st));
+		st_tap_ok(tap, st > 0, "no Flush in this kernel: a Flush WQE fails (%s)",
+			  st_wc_str(st));
 		goto out;
 	}
-	tap(1, "reg_mr with IB_ACCESS_FLUSH_GLOBAL");
+	st_tap_ok(tap, 1, "reg_mr with IB_ACCESS_FLUSH_GLOBAL");
 	errno = 0;
 	{
 		struct ibv_mr *pm = ibv_reg_mr(b->pd, t, len,
 					       IBV_ACCESS_LOCAL_WRITE |
 					       ACC_FLUSH_PERSISTENT);
 
-		tap(!pm, "reg_mr with IB_ACCESS_FLUSH_PERSISTENT refused (%s): no pmem",
-		    pm ? "accepted" : strerror(errno));
+		st_tap_ok(tap, !pm, "reg_mr with IB_ACCESS_FLUSH_PERSISTENT refused (%s): no pmem",
+			  pm ? "accepted" : strerror(errno));
 		if (pm)
 			ibv_dereg_mr(pm);
 	}
 	qp_connect_acc(qb, b, a, r.qpn, ACC_FLUSH_GLOBAL);
 	if (raw_qp_connect(&r, b, qb->qp_num))
-		die("raw modify_qp");
+		st_bail("raw modify_qp");
 
 	/* Writes, then a Flush of their range: both complete, bytes there. */
 	for (i = 0; i < 4096; i++)
@@ -1946,18 +1809,18 @@ static void test_flush(struct end *a, struct end *b)
 	ok = st;
 	st = raw_do(&r, WR_FLUSH, (uintptr_t)t, fm->rkey, 4096, FLUSH_GLOBAL,
 		    FLUSH_RANGE, &op);
-	tap(ok == IBV_WC_SUCCESS && st == IBV_WC_SUCCESS && op == WC_FLUSH &&
-	    !memcmp(t, a->buf, 4096),
-	    "Write (%s) then Flush (global, range): %s, completion opcode %d, data %s",
-	    st_str(ok), st_str(st), op,
-	    memcmp(t, a->buf, 4096) ? "NOT placed" : "placed");
+	st_tap_ok(tap, ok == IBV_WC_SUCCESS && st == IBV_WC_SUCCESS && op == WC_FLUSH &&
+		  !memcmp(t, a->buf, 4096),
+		  "Write (%s) then Flush (global, range): %s, completion opcode %d, data %s",
+		  st_wc_str(ok), st_wc_str(st), op,
+		  memcmp(t, a->buf, 4096) ? "NOT placed" : "placed");
 	st = raw_do(&r, WR_FLUSH, 0, fm->rkey, 0, FLUSH_GLOBAL, FLUSH_MR, &op);
-	tap(st == IBV_WC_SUCCESS, "Flush of the whole region (level MR): %s",
-	    st_str(st));
+	st_tap_ok(tap, st == IBV_WC_SUCCESS, "Flush of the whole region (level MR): %s",
+		  st_wc_str(st));
 	st = raw_do(&r, WR_FLUSH, (uintptr_t)t + len - 64, fm->rkey, 128,
 		    FLUSH_GLOBAL, FLUSH_RANGE, NULL);
-	tap(st == IBV_WC_REM_ACCESS_ERR,
-	    "Flush of a range past the region: %s", st_str(st));
+	st_tap_ok(tap, st == IBV_WC_REM_ACCESS_ERR,
+		  "Flush of a range past the region: %s", st_wc_str(st));
 	raw_qp_destroy(&r);
 	ibv_destroy_qp(qb);
 
@@ -1965,8 +1828,8 @@ static void test_flush(struct end *a, struct end *b)
 	qb = flush_pair(&r, a, b, ACC_FLUSH_GLOBAL);
 	st = raw_do(&r, WR_FLUSH, (uintptr_t)t + len, nm->rkey, 64,
 		    FLUSH_GLOBAL, FLUSH_RANGE, NULL);
-	tap(st == IBV_WC_REM_ACCESS_ERR,
-	    "Flush through a key without the Flush right: %s", st_str(st));
+	st_tap_ok(tap, st == IBV_WC_REM_ACCESS_ERR,
+		  "Flush through a key without the Flush right: %s", st_wc_str(st));
 	raw_qp_destroy(&r);
 	ibv_destroy_qp(qb);
 
@@ -1974,9 +1837,9 @@ static void test_flush(struct end *a, struct end *b)
 	qb = flush_pair(&r, a, b, ACC_FLUSH_GLOBAL);
 	st = raw_do(&r, WR_FLUSH, (uintptr_t)t, fm->rkey, 64,
 		    FLUSH_PERSISTENT, FLUSH_RANGE, NULL);
-	tap(st == IBV_WC_REM_INV_REQ_ERR,
-	    "Flush for persistence to a QP that does not allow it: %s",
-	    st_str(st));
+	st_tap_ok(tap, st == IBV_WC_REM_INV_REQ_ERR,
+		  "Flush for persistence to a QP that does not allow it: %s",
+		  st_wc_str(st));
 	raw_qp_destroy(&r);
 	ibv_destroy_qp(qb);
 
@@ -1987,9 +1850,9 @@ static void test_flush(struct end *a, struct end *b)
 	qb = flush_pair(&r, a, b, ACC_FLUSH_GLOBAL | ACC_FLUSH_PERSISTENT);
 	st = raw_do(&r, WR_FLUSH, (uintptr_t)t, fm->rkey, 64,
 		    FLUSH_PERSISTENT, FLUSH_RANGE, NULL);
-	tap(st == IBV_WC_REM_ACCESS_ERR,
-	    "Flush for persistence to a QP that allows it, through a key without it: %s",
-	    st_str(st));
+	st_tap_ok(tap, st == IBV_WC_REM_ACCESS_ERR,
+		  "Flush for persistence to a QP that allows it, through a key without it: %s",
+		  st_wc_str(st));
 	raw_qp_destroy(&r);
 	ibv_destroy_qp(qb);
 
@@ -1997,8 +1860,8 @@ static void test_flush(struct end *a, struct end *b)
 	qb = flush_pair(&r, a, b, 0);
 	st = raw_do(&r, WR_FLUSH, (uintptr_t)t, fm->rkey, 64, FLUSH_GLOBAL,
 		    FLUSH_RANGE, NULL);
-	tap(st == IBV_WC_REM_INV_REQ_ERR,
-	    "Flush to a QP without the Flush right: %s", st_str(st));
+	st_tap_ok(tap, st == IBV_WC_REM_INV_REQ_ERR,
+		  "Flush to a QP without the Flush right: %s", st_wc_str(st));
 out:
 	raw_qp_destroy(&r);
 	ibv_destroy_qp(qb);
@@ -2009,6 +1872,7 @@ out:
 
 int main(int argc, char **argv)
 {
+	struct st_tap tap = {};
 	struct end a = {}, b = {};
 
 	if (argc < 4) {
@@ -2017,8 +1881,8 @@ int main(int argc, char **argv)
 			argv[0]);
 		return 2;
 	}
-	end_open(&a, argv[2]);
-	end_open(&b, argv[3]);
+	end_open(&a, argv[2], &tap);
+	end_open(&b, argv[3], &tap);
 	if (!strcmp(argv[1], "ud")) {
 		test_ud(&a, &b);
 	} else if (!strcmp(argv[1], "rereg")) {
@@ -2038,6 +1902,5 @@ int main(int argc, char **argv)
 		fprintf(stderr, "unknown mode %s\n", argv[1]);
 		return 2;
 	}
-	printf("1..%d\n", tap_n);
-	return tap_failed ? 1 : 0;
+	return st_tap_end(&tap);
 }

@@ -6,14 +6,14 @@
 # VETH_B in namespace NS_B (srnic and rdma_rxe cannot share the initial
 # namespace's UDP port 4791).
 
-# pair_setup VETH_INDEX: two KTAP lines (the devices); bails out if the
+# pair_setup: two KTAP lines (the devices); bails out if the
 # topology cannot be built. Sets GA4 GB4 GA6 GB6 (rxe0's and srnic1's
 # RoCEv2 GID indexes, IPv4 and IPv6).
 pair_setup() {
 	srnic_load || srnic_bail "no module"
 	defer srnic_unload
 	setup_ns NS_B || srnic_bail "netns"
-	setup_veth_pair - "$NS_B" "$1" || srnic_bail "veth"
+	setup_veth_pair - "$NS_B" || srnic_bail "veth"
 	ktap_test_result "rdma link add rxe0 (initial namespace, $VETH_A)" \
 		rdma link add rxe0 type rxe netdev "$VETH_A" ||
 		srnic_bail "no rxe0"
@@ -30,7 +30,7 @@ pair_setup() {
 }
 
 pair_in_b() {	# CMD...: a srnic_lib.sh function or command in NS_B
-	ip netns exec "$NS_B" bash -c ". '$SRNIC_TOP/selftests/srnic_lib.sh'; $*"
+	ip netns exec "$NS_B" bash -c ". '$SRNIC_SELFTESTS/srnic_lib.sh'; $*"
 }
 
 # pair_rc REQUESTER(srnic|rdma_rxe) GID_RXE GID_SRNIC LOG ARGS...: one
@@ -78,12 +78,5 @@ pair_teardown() {
 	rdma link delete rxe0
 	rmmod rdma_rxe 2>/dev/null
 	ktap_test_result "rmmod srnic" srnic_unload
-	local splats
-	splats=$(dmesg_splats)
-	if [ -z "$splats" ]; then
-		ktap_test_pass "kernel log clean"
-	else
-		ktap_print_msg "$splats"
-		ktap_test_fail "kernel log clean"
-	fi
+	ktap_kernel_log_clean
 }

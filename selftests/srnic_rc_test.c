@@ -34,20 +34,29 @@
  *              ring the doorbell; a healthy QP pair must keep working.
  *
  * Exit status: 0 pass, 1 fail, 4 skip (with the reason on stdout).
+ *
+ * Adding an RC test: write its two ends, NAME_server() and NAME_client(),
+ * each an int (*)(struct role *r) returning ST_EXIT_PASS/FAIL/SKIP, and
+ * append one row to rc_tests[] at the end of this file:
+ * { .name = "NAME", .server = NAME_server, .client = NAME_client }.
+ * order_server()/order_client() show the shape: conn_create() makes a QP,
+ * conn_setup() swaps QPN, PSN, GID and MRs with the peer over r->ch and
+ * brings the QP to RTS, st_chan_sync(&r->ch) is a barrier, both ends end
+ * with final_verdict(), and the client prints the one summary line.
+ * Append rows, never insert: a test's number is its place in the table.
+ * A new option is a struct params field (and params_to_wire/_from_wire,
+ * NPARAMS), a num_opts[] row and a help_text[] line. What is not RC
+ * specific (devices, QPs, work requests, TAP, the rendezvous) lives in
+ * lib/srnic_test.h.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
-#include <endian.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -55,46 +64,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 #include <infiniband/verbs.h>
 #include <rdma/rdma_user_rxe.h>
 
-#define EXIT_PASS	0
-#define EXIT_FAILED	1
-#define EXIT_SKIPPED	4
+#include "srnic_test.h"
 
 #define HELLO_MAGIC	0x53524354u	/* "SRCT" */
 #define HELLO_VERSION	1
-#define MAX_MRS		4
-#define TOKEN		0x70696e67u
-#define CH_WAIT_MS	120000		/* how long a peer may stay silent */
 #define PEER_DONE_GRACE_S 5		/* see wait_cqe_ms() */
-
-enum test_id {
-	T_NONE,
-	T_ORDER,
-	T_INTEGRITY,
-	T_RETRY,
-	T_RNR,
-	T_ACCESS,
-	T_SCRIBBLE,
-	T_AWRITE,
-	T_FENCE,
-	T_SOLICIT,
-	T_OVERRUN,
-	T_XFER,
-	T_FAIR,
-	T_COUNT
-};
-
-static const char *const test_names[T_COUNT] = {
-	[T_ORDER] = "order", [T_INTEGRITY] = "integrity",
-	[T_RETRY] = "retry", [T_RNR] = "rnr", [T_ACCESS] = "access",
-	[T_SCRIBBLE] = "scribble", [T_AWRITE] = "awrite",
-	[T_FENCE] = "fence", [T_SOLICIT] = "solicit", [T_OVERRUN] = "overrun",
-	[T_XFER] = "xfer", [T_FAIR] = "fair",
-};
 
 /* Test parameters: the client's are sent to the server in the hello. */
 struct params {
@@ -115,6 +93,8 @@ struct params {
 
 #define NPARAMS 13	/* fields of struct params on the wire */
 
+static const char *test_name(__u64 id);
+
 struct options {
 	const char *dev;
 	int gid_index;		/* -1: the first RoCEv2 IPv4 GID */
@@ -132,22 +112,13 @@ struct options {
 	struct params p;
 };
 
-struct dev {
-	struct ibv_context *ctx;
-	struct ibv_device_attr attr;
-	__u8 port;
-	int gid_index;
-	union ibv_gid gid;
-	enum ibv_mtu mtu;
-};
-
 /* One side of a test: the client drives, the server follows. */
 struct role {
 	const char *name;
 	bool server;
 	bool quiet;		/* the --loop server: no summary line */
-	int fd;			/* the control channel to the peer */
-	struct dev *dev;
+	struct st_chan ch;	/* the control channel to the peer */
+	struct st_dev *dev;
 	struct ibv_pd *pd;
 	struct params p;
 	int cq_wait_ms;
@@ -155,21 +126,6 @@ struct role {
 	__u64 send_ops;		/* QPs get the ibv_wr_* API for these */
 	__u8 rd_atomic;		/* max_rd_atomic/max_dest_rd_atomic; 0: 16 */
 };
-
-struct mr_desc {
-	__u64 addr;
-	__u32 rkey;
-	__u32 len;
-};
-
-struct peer_info {
-	__u32 qpn, psn;
-	union ibv_gid gid;
-	__u32 nmr;
-	struct mr_desc mr[MAX_MRS];
-};
-
-#define INFO_WORDS (5 + 3 * MAX_MRS)
 
 struct conn {
 	struct role *r;
@@ -199,8 +155,6 @@ static struct options opt = {
 	},
 };
 
-static pthread_mutex_t out_lock = PTHREAD_MUTEX_INITIALIZER;
-
 /* SIGTERM/SIGINT (e.g. from timeout(1)): stop, report what was done. */
 static int stop_flag;
 
@@ -214,27 +168,6 @@ static bool stopped(void)
 {
 	return __atomic_load_n(&stop_flag, __ATOMIC_RELAXED);
 }
-
-#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-
-/* A diagnostic line: "# [role] text". */
-static void msg_line(struct role *r, const char *text)
-{
-	pthread_mutex_lock(&out_lock);
-	printf("# %s%s%s%s\n", r ? "[" : "", r ? r->name : "", r ? "] " : "",
-	       text);
-	fflush(stdout);
-	pthread_mutex_unlock(&out_lock);
-}
-
-/* msg(ROLE, FMT, ...): through snprintf, so the compiler checks FMT. */
-#define msg(r, ...)							\
-	do {								\
-		char __text[512];					\
-									\
-		snprintf(__text, sizeof(__text), __VA_ARGS__);		\
-		msg_line(r, __text);					\
-	} while (0)
 
 /* A summary line built piece by piece. */
 struct line {
@@ -256,186 +189,13 @@ struct line {
 
 static void line_print(struct line *l)
 {
-	pthread_mutex_lock(&out_lock);
+	flockfile(stdout);
 	puts(l->buf);
 	fflush(stdout);
-	pthread_mutex_unlock(&out_lock);
+	funlockfile(stdout);
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void sleep_ms(unsigned int ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
-}
-
-/* --- pseudo-random data and checksums ------------------------------------ */
-
-static __u64 rnd_next(__u64 *s)
-{
-	__u64 x = *s;	/* xorshift64* */
-
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	*s = x;
-	return x * 0x2545f4914f6cdd1dull;
-}
-
-static __u64 rnd_seed(__u64 a, __u64 b)
-{
-	__u64 s = a * 0x9e3779b97f4a7c15ull ^ (b + 0x632be59bd9b4e019ull);
-
-	return s ? s : 1;
-}
-
-static void rnd_fill(void *buf, size_t len, __u64 seed)
-{
-	__u8 *p = buf;
-	__u64 s = seed ? seed : 1, v;
-
-	while (len >= 8) {
-		v = rnd_next(&s);
-		memcpy(p, &v, 8);
-		p += 8;
-		len -= 8;
-	}
-	v = rnd_next(&s);
-	memcpy(p, &v, len);
-}
-
-/* An order-sensitive 64-bit hash (multiply-xorshift per word). */
-static __u64 hash_update(__u64 h, const void *buf, size_t len)
-{
-	const __u8 *p = buf;
-	__u64 w;
-
-	h ^= len * 0xff51afd7ed558ccdull;
-	while (len >= 8) {
-		memcpy(&w, p, 8);
-		h = (h ^ w) * 0x100000001b3ull;
-		h ^= h >> 29;
-		p += 8;
-		len -= 8;
-	}
-	while (len--)
-		h = (h ^ *p++) * 0x100000001b3ull;
-	return h;
-}
-
-/* --- control channel ------------------------------------------------------ */
-
-static int ch_write(struct role *r, const void *buf, size_t len)
-{
-	const char *p = buf;
-	ssize_t n;
-
-	while (len) {
-		n = send(r->fd, p, len, MSG_NOSIGNAL);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			msg(r, "control channel: send: %s", strerror(errno));
-			return -1;
-		}
-		p += n;
-		len -= n;
-	}
-	return 0;
-}
-
-static int ch_read(struct role *r, void *buf, size_t len)
-{
-	struct pollfd pfd = { .fd = r->fd, .events = POLLIN };
-	char *p = buf;
-	ssize_t n;
-	int rc;
-
-	while (len) {
-		rc = poll(&pfd, 1, CH_WAIT_MS);
-		if (rc < 0 && errno == EINTR)
-			continue;
-		if (rc == 0) {
-			msg(r, "control channel: peer silent for %d s",
-			    CH_WAIT_MS / 1000);
-			return -1;
-		}
-		n = recv(r->fd, p, len, 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			msg(r, "control channel: %s",
-			    n ? strerror(errno) : "peer closed (it failed?)");
-			return -1;
-		}
-		p += n;
-		len -= n;
-	}
-	return 0;
-}
-
-static int ch_send_u64s(struct role *r, const __u64 *v, int n)
-{
-	__u64 w[32];
-	int i;
-
-	for (i = 0; i < n; i++)
-		w[i] = htobe64(v[i]);
-	return ch_write(r, w, n * sizeof(w[0]));
-}
-
-static int ch_recv_u64s(struct role *r, __u64 *v, int n)
-{
-	int i;
-
-	if (ch_read(r, v, n * sizeof(v[0])))
-		return -1;
-	for (i = 0; i < n; i++)
-		v[i] = be64toh(v[i]);
-	return 0;
-}
-
-static int ch_send_u64(struct role *r, __u64 v)
-{
-	return ch_send_u64s(r, &v, 1);
-}
-
-static int ch_recv_u64(struct role *r, __u64 *v)
-{
-	return ch_recv_u64s(r, v, 1);
-}
-
-/* Both sides reach this point before either goes on. */
-static int ch_sync(struct role *r)
-{
-	__u64 v;
-
-	if (ch_send_u64(r, TOKEN) || ch_recv_u64(r, &v))
-		return -1;
-	if (v != TOKEN) {
-		msg(r, "control channel: out of step (got %#llx)", v);
-		return -1;
-	}
-	return 0;
-}
-
-/* Swap N counters with the peer (the end-of-test report). */
-static int ch_swap(struct role *r, const __u64 *mine, __u64 *theirs,
-		   int n)
-{
-	if (ch_send_u64s(r, mine, n) || ch_recv_u64s(r, theirs, n))
-		return -1;
-	return 0;
-}
+/* --- the hello: the client's parameters ---------------------------------- */
 
 static void params_to_wire(const struct params *p, __u64 *w)
 {
@@ -480,172 +240,62 @@ static int hello(struct role *r)
 		w[0] = HELLO_MAGIC;
 		w[1] = HELLO_VERSION;
 		params_to_wire(&r->p, w + 2);
-		return ch_send_u64s(r, w, 2 + NPARAMS);
+		return st_chan_send_u64s(&r->ch, w, 2 + NPARAMS);
 	}
-	if (ch_recv_u64s(r, w, 2 + NPARAMS))
+	if (st_chan_recv_u64s(&r->ch, w, 2 + NPARAMS))
 		return -1;
 	if (w[0] != HELLO_MAGIC || w[1] != HELLO_VERSION) {
-		msg(r, "peer is not srnic_rc_test version %d", HELLO_VERSION);
+		st_diag(r->name, "peer is not srnic_rc_test version %d", HELLO_VERSION);
 		return -1;
 	}
 	if (w[2] != r->p.test) {
-		msg(r, "peer runs '%s', this side '%s'",
-		    w[2] < T_COUNT && test_names[w[2]] ? test_names[w[2]] : "?",
-		    test_names[r->p.test]);
+		st_diag(r->name, "peer runs '%s', this side '%s'", test_name(w[2]),
+			test_name(r->p.test));
 		return -1;
 	}
 	params_from_wire(&r->p, w + 2);
 	return 0;
 }
 
-/* Exchange QP number, PSN, GID and MRs. */
-static int exchange(struct role *r, const struct peer_info *mine,
-		    struct peer_info *theirs)
-{
-	__u64 w[INFO_WORDS];
-	__u32 i;
-
-	memset(w, 0, sizeof(w));
-	w[0] = mine->qpn;
-	w[1] = mine->psn;
-	w[2] = be64toh(mine->gid.global.subnet_prefix);
-	w[3] = be64toh(mine->gid.global.interface_id);
-	w[4] = mine->nmr;
-	for (i = 0; i < mine->nmr && i < MAX_MRS; i++) {
-		w[5 + 3 * i] = mine->mr[i].addr;
-		w[6 + 3 * i] = mine->mr[i].rkey;
-		w[7 + 3 * i] = mine->mr[i].len;
-	}
-	if (ch_swap(r, w, w, INFO_WORDS))
-		return -1;
-	memset(theirs, 0, sizeof(*theirs));
-	theirs->qpn = w[0];
-	theirs->psn = w[1];
-	theirs->gid.global.subnet_prefix = htobe64(w[2]);
-	theirs->gid.global.interface_id = htobe64(w[3]);
-	theirs->nmr = w[4] < MAX_MRS ? w[4] : MAX_MRS;
-	for (i = 0; i < theirs->nmr; i++) {
-		theirs->mr[i].addr = w[5 + 3 * i];
-		theirs->mr[i].rkey = w[6 + 3 * i];
-		theirs->mr[i].len = w[7 + 3 * i];
-	}
-	return 0;
-}
-
 /* --- device, QPs, work requests ------------------------------------------ */
 
-static const char *gid_str(const union ibv_gid *gid, char *buf, size_t len)
-{
-	if (!inet_ntop(AF_INET6, gid->raw, buf, len))
-		snprintf(buf, len, "?");
-	return buf;
-}
-
-static int pick_gid(struct dev *d, int want)
-{
-	struct ibv_port_attr pa;
-	struct ibv_gid_entry e;
-	int i, v6 = -1;
-	static const __u8 v4map[12] = { [10] = 0xff, [11] = 0xff };
-
-	if (ibv_query_port(d->ctx, d->port, &pa))
-		return -1;
-	if (want >= 0) {
-		if (ibv_query_gid(d->ctx, d->port, want, &d->gid))
-			return -1;
-		d->gid_index = want;
-		return 0;
-	}
-	for (i = 0; i < pa.gid_tbl_len; i++) {
-		if (ibv_query_gid_ex(d->ctx, d->port, i, &e, 0))
-			continue;
-		if (e.gid_type != IBV_GID_TYPE_ROCE_V2)
-			continue;
-		if (!memcmp(e.gid.raw, v4map, sizeof(v4map))) {
-			d->gid_index = i;
-			d->gid = e.gid;
-			return 0;
-		}
-		if (v6 < 0)
-			v6 = i;
-	}
-	if (v6 < 0)
-		return -1;
-	d->gid_index = v6;
-	return ibv_query_gid(d->ctx, d->port, v6, &d->gid);
-}
-
-static enum ibv_mtu mtu_enum(int bytes)
-{
-	enum ibv_mtu m;
-
-	for (m = IBV_MTU_256; m <= IBV_MTU_4096; m++)
-		if (bytes == 128 << m)
-			return m;
-	return 0;
-}
-
 /* 0 ok, 4 skip (no such device), 1 error */
-static int dev_open(struct dev *d, const struct options *o)
+static int dev_open(struct st_dev *d, const struct options *o)
 {
-	struct ibv_device **list;
-	struct ibv_port_attr pa;
 	char g[INET6_ADDRSTRLEN];
-	int i, n;
+	int rc;
 
-	memset(d, 0, sizeof(*d));
-	d->port = 1;
-	list = ibv_get_device_list(&n);
-	if (!list || !n) {
-		printf("%s: SKIP no RDMA device\n", test_names[o->p.test]);
-		return EXIT_SKIPPED;
+	rc = st_dev_open(d, o->dev);
+	if (rc == -ENODEV) {
+		printf("%s: SKIP no RDMA device\n", test_name(o->p.test));
+		return ST_EXIT_SKIP;
 	}
-	for (i = 0; i < n && !d->ctx; i++)
-		if (!o->dev || !strcmp(ibv_get_device_name(list[i]), o->dev))
-			d->ctx = ibv_open_device(list[i]);
-	ibv_free_device_list(list);
-	if (!d->ctx) {
-		printf("%s: SKIP no RDMA device %s\n", test_names[o->p.test],
+	if (rc == -ENOENT) {
+		printf("%s: SKIP no RDMA device %s\n", test_name(o->p.test),
 		       o->dev ? o->dev : "");
-		return EXIT_SKIPPED;
+		return ST_EXIT_SKIP;
 	}
-	if (ibv_query_device(d->ctx, &d->attr) ||
-	    ibv_query_port(d->ctx, d->port, &pa)) {
-		msg(NULL, "query device/port: %s", strerror(errno));
-		return EXIT_FAILED;
+	if (rc) {
+		st_diag(NULL, "query device/port: %s", strerror(errno));
+		return ST_EXIT_FAIL;
 	}
-	if (pa.state != IBV_PORT_ACTIVE)
-		msg(NULL, "warning: port %d is not ACTIVE (%d)", d->port,
-		    pa.state);
-	if (pick_gid(d, o->gid_index)) {
-		msg(NULL, "no usable GID%s on %s", o->gid_index >= 0 ?
-		    " at that index" : " (RoCE v2)",
-		    ibv_get_device_name(d->ctx->device));
-		return EXIT_FAILED;
+	if (d->port_attr.state != IBV_PORT_ACTIVE)
+		st_diag(NULL, "warning: port %d is not ACTIVE (%d)", d->port,
+			d->port_attr.state);
+	if (st_gid_pick(d, o->gid_index, 0)) {
+		st_diag(NULL, "no usable GID%s on %s", o->gid_index >= 0 ?
+			" at that index" : " (RoCE v2)",
+			ibv_get_device_name(d->ctx->device));
+		return ST_EXIT_FAIL;
 	}
-	d->mtu = o->mtu ? mtu_enum(o->mtu) : pa.active_mtu;
+	if (o->mtu)
+		d->mtu = st_mtu_enum(o->mtu);
 	if (o->verbose)
-		msg(NULL, "%s port %d gid[%d] %s mtu %d",
-		    ibv_get_device_name(d->ctx->device), d->port,
-		    d->gid_index, gid_str(&d->gid, g, sizeof(g)),
-		    128 << d->mtu);
+		st_diag(NULL, "%s port %d gid[%d] %s mtu %d",
+			ibv_get_device_name(d->ctx->device), d->port,
+			d->gid_index, st_gid_str(&d->gid, g, sizeof(g)),
+			128 << d->mtu);
 	return 0;
-}
-
-static int qp_to_init(struct ibv_qp *qp, __u8 port)
-{
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT,
-		.pkey_index = 0,
-		.port_num = port,
-		.qp_access_flags = IBV_ACCESS_LOCAL_WRITE |
-				   IBV_ACCESS_REMOTE_WRITE |
-				   IBV_ACCESS_REMOTE_READ |
-				   IBV_ACCESS_REMOTE_ATOMIC,
-	};
-
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			     IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
 }
 
 static void conn_destroy(struct conn *c)
@@ -672,11 +322,11 @@ static int conn_create_ex(struct conn *c, struct role *r, struct ibv_pd *pd,
 		.cap = { .max_send_wr = sq, .max_recv_wr = rq,
 			 .max_send_sge = 1, .max_recv_sge = 1 },
 	};
-	__u64 s = rnd_seed((uintptr_t)c, now_s() * 1e9);
+	__u64 s = st_rnd_seed((uintptr_t)c, st_now_s() * 1e9);
 
 	memset(c, 0, sizeof(*c));
 	c->r = r;
-	c->psn = rnd_next(&s) & 0xffffff;
+	c->psn = st_rnd_next(&s) & 0xffffff;
 	if (cq_from) {
 		c->shared_cq = true;
 		c->chan = cq_from->chan;
@@ -685,17 +335,17 @@ static int conn_create_ex(struct conn *c, struct role *r, struct ibv_pd *pd,
 	}
 	c->chan = ibv_create_comp_channel(r->dev->ctx);
 	if (!c->chan) {
-		msg(r, "create_comp_channel: %s", strerror(errno));
+		st_diag(r->name, "create_comp_channel: %s", strerror(errno));
 		goto out_destroy;
 	}
 	if (fcntl(c->chan->fd, F_SETFL,
 		  fcntl(c->chan->fd, F_GETFL) | O_NONBLOCK)) {
-		msg(r, "fcntl: %s", strerror(errno));
+		st_diag(r->name, "fcntl: %s", strerror(errno));
 		goto out_destroy;
 	}
 	c->cq = ibv_create_cq(r->dev->ctx, sq + rq + 1, NULL, c->chan, 0);
 	if (!c->cq) {
-		msg(r, "create_cq %u: %s", sq + rq + 1, strerror(errno));
+		st_diag(r->name, "create_cq %u: %s", sq + rq + 1, strerror(errno));
 		goto out_destroy;
 	}
 create_qp:
@@ -715,11 +365,13 @@ create_qp:
 		c->qp = ibv_create_qp(pd, &ia);
 	}
 	if (!c->qp) {
-		msg(r, "create_qp: %s", strerror(errno));
+		st_diag(r->name, "create_qp: %s", strerror(errno));
 		goto out_destroy;
 	}
-	if (qp_to_init(c->qp, r->dev->port)) {
-		msg(r, "modify_qp INIT: %s", strerror(errno));
+	if (st_qp_init(c->qp, r->dev->port, IBV_ACCESS_LOCAL_WRITE |
+		       IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+		       IBV_ACCESS_REMOTE_ATOMIC)) {
+		st_diag(r->name, "modify_qp INIT: %s", strerror(errno));
 		goto out_destroy;
 	}
 	return 0;
@@ -736,66 +388,42 @@ static int conn_create(struct conn *c, struct role *r, struct ibv_pd *pd,
 }
 
 static int conn_connect_qp(struct ibv_qp *qp, struct role *r, __u32 psn,
-			   const struct peer_info *pi,
+			   const struct st_peer *pi,
 			   const struct qp_params *qpp)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTR,
-		.path_mtu = r->dev->mtu,
-		.dest_qp_num = pi->qpn,
-		.rq_psn = pi->psn,
+	const struct ibv_device_attr *da = &r->dev->attr;
+	struct st_path path = {
+		.dgid = pi->gid, .sgid_index = r->dev->gid_index,
+		.port = r->dev->port, .mtu = r->dev->mtu,
+		.dest_qpn = pi->qpn, .rq_psn = pi->psn, .sq_psn = psn,
 		.max_dest_rd_atomic = r->rd_atomic ? r->rd_atomic :
-				      r->dev->attr.max_qp_rd_atom < 16 ?
-				      r->dev->attr.max_qp_rd_atom : 16,
+				      da->max_qp_rd_atom < 16 ?
+				      da->max_qp_rd_atom : 16,
 		.min_rnr_timer = qpp->min_rnr_timer,
-		.ah_attr = {
-			.is_global = 1,
-			.grh = { .dgid = pi->gid, .hop_limit = 64,
-				 .sgid_index = r->dev->gid_index },
-			.port_num = r->dev->port,
-		},
+		.max_rd_atomic = r->rd_atomic ? r->rd_atomic :
+				 da->max_qp_init_rd_atom < 16 ?
+				 da->max_qp_init_rd_atom : 16,
+		.timeout = qpp->timeout, .retry_cnt = qpp->retry_cnt,
+		.rnr_retry = qpp->rnr_retry,
 	};
 
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			  IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER)) {
-		msg(r, "modify_qp RTR: %s", strerror(errno));
+	if (st_qp_rtr(qp, &path)) {
+		st_diag(r->name, "modify_qp RTR: %s", strerror(errno));
 		return -1;
 	}
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = qpp->timeout;
-	a.retry_cnt = qpp->retry_cnt;
-	a.rnr_retry = qpp->rnr_retry;
-	a.sq_psn = psn;
-	a.max_rd_atomic = r->rd_atomic ? r->rd_atomic :
-			  r->dev->attr.max_qp_init_rd_atom < 16 ?
-			  r->dev->attr.max_qp_init_rd_atom : 16;
-	if (ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			  IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			  IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC)) {
-		msg(r, "modify_qp RTS: %s", strerror(errno));
+	if (st_qp_rts(qp, &path)) {
+		st_diag(r->name, "modify_qp RTS: %s", strerror(errno));
 		return -1;
 	}
 	return 0;
 }
 
-static void local_info(struct conn *c, struct peer_info *pi)
+static void local_info(struct conn *c, struct st_peer *pi)
 {
 	memset(pi, 0, sizeof(*pi));
 	pi->qpn = c->qp->qp_num;
 	pi->psn = c->psn;
 	pi->gid = c->r->dev->gid;
-}
-
-static void add_mr(struct peer_info *pi, struct ibv_mr *mr)
-{
-	if (pi->nmr < MAX_MRS) {
-		pi->mr[pi->nmr].addr = (uintptr_t)mr->addr;
-		pi->mr[pi->nmr].rkey = mr->rkey;
-		pi->mr[pi->nmr].len = mr->length;
-		pi->nmr++;
-	}
 }
 
 /* QP attributes: per-test defaults, overridden by the options. */
@@ -815,68 +443,42 @@ static struct qp_params qp_params(const struct params *p, __u8 timeout,
 }
 
 /* Exchange info (with the MRs in @pi) and bring the QP to RTS. */
-static int conn_setup(struct conn *c, struct peer_info *mine,
-		      struct peer_info *theirs, const struct qp_params *qpp)
+static int conn_setup(struct conn *c, struct st_peer *mine,
+		      struct st_peer *theirs, const struct qp_params *qpp)
 {
 	char g[INET6_ADDRSTRLEN];
 
 	mine->qpn = c->qp->qp_num;
 	mine->psn = c->psn;
 	mine->gid = c->r->dev->gid;
-	if (exchange(c->r, mine, theirs))
+	if (st_chan_exchange(&c->r->ch, mine, theirs))
 		return -1;
 	if (c->r->verbose)
-		msg(c->r, "qpn %#x -> peer qpn %#x psn %#x gid %s", mine->qpn,
-		    theirs->qpn, theirs->psn,
-		    gid_str(&theirs->gid, g, sizeof(g)));
+		st_diag(c->r->name, "qpn %#x -> peer qpn %#x psn %#x gid %s", mine->qpn,
+			theirs->qpn, theirs->psn,
+			st_gid_str(&theirs->gid, g, sizeof(g)));
 	return conn_connect_qp(c->qp, c->r, c->psn, theirs, qpp);
 }
 
 static int post_recv(struct conn *c, __u64 wr_id, void *buf, __u32 len,
 		     __u32 lkey)
 {
-	struct ibv_sge sge = { (uintptr_t)buf, len, lkey };
-	struct ibv_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge,
-				  .num_sge = buf ? 1 : 0 }, *bad;
-	int rc = ibv_post_recv(c->qp, &wr, &bad);
+	int rc = st_post_recv(c->qp, wr_id, buf, len, lkey);
 
 	if (rc)
-		msg(c->r, "%s: %s", __func__, strerror(rc));
+		st_diag(c->r->name, "%s: %s", __func__, strerror(rc));
 	return rc;
-}
-
-static void wr_init(struct ibv_send_wr *wr, struct ibv_sge *sge,
-		    enum ibv_wr_opcode op, __u64 wr_id, void *buf,
-		    __u32 len, __u32 lkey, __u64 raddr, __u32 rkey,
-		    unsigned int flags)
-{
-	memset(wr, 0, sizeof(*wr));
-	sge->addr = (uintptr_t)buf;
-	sge->length = len;
-	sge->lkey = lkey;
-	wr->wr_id = wr_id;
-	wr->opcode = op;
-	wr->sg_list = sge;
-	wr->num_sge = buf ? 1 : 0;
-	wr->send_flags = flags;
-	wr->wr.rdma.remote_addr = raddr;
-	wr->wr.rdma.rkey = rkey;
 }
 
 static int post_send1(struct conn *c, enum ibv_wr_opcode op, __u64 wr_id,
 		      void *buf, __u32 len, __u32 lkey, __u64 raddr,
 		      __u32 rkey, __u32 imm)
 {
-	struct ibv_send_wr wr, *bad;
-	struct ibv_sge sge;
-	int rc;
+	int rc = st_post_send(c->qp, op, wr_id, buf, len, lkey, raddr, rkey,
+			      imm, IBV_SEND_SIGNALED);
 
-	wr_init(&wr, &sge, op, wr_id, buf, len, lkey, raddr, rkey,
-		IBV_SEND_SIGNALED);
-	wr.imm_data = htonl(imm);
-	rc = ibv_post_send(c->qp, &wr, &bad);
 	if (rc)
-		msg(c->r, "post_send: %s", strerror(rc));
+		st_diag(c->r->name, "post_send: %s", strerror(rc));
 	return rc;
 }
 
@@ -890,10 +492,10 @@ static int wait_cqe_ms(struct conn *c, struct ibv_wc *wc, int ms)
 {
 	struct pollfd pfd[2] = {
 		{ .fd = c->chan->fd, .events = POLLIN },
-		{ .fd = c->r->fd, .events = POLLIN },
+		{ .fd = c->r->ch.fd, .events = POLLIN },
 	};
-	double end = now_s() + ms / 1000.0;
-	int n, nfds = c->r->fd >= 0 ? 2 : 1, left;
+	double end = st_now_s() + ms / 1000.0;
+	int n, nfds = c->r->ch.fd >= 0 ? 2 : 1, left;
 	struct ibv_cq *ev_cq;
 	void *ev_ctx;
 	char b;
@@ -903,30 +505,30 @@ static int wait_cqe_ms(struct conn *c, struct ibv_wc *wc, int ms)
 		if (n > 0)
 			return 0;
 		if (n < 0) {
-			msg(c->r, "poll_cq failed");
+			st_diag(c->r->name, "poll_cq failed");
 			return -1;
 		}
 		if (!c->armed) {
 			if (ibv_req_notify_cq(c->cq, 0)) {
-				msg(c->r, "req_notify_cq failed");
+				st_diag(c->r->name, "req_notify_cq failed");
 				return -1;
 			}
 			c->armed = true;
 			continue;	/* a CQE may have raced the arming */
 		}
-		left = (end - now_s()) * 1000;
+		left = (end - st_now_s()) * 1000;
 		if (left <= 0)
 			return -1;
 		if (stopped()) {
-			msg(c->r, "interrupted");
+			st_diag(c->r->name, "interrupted");
 			return -1;
 		}
 		n = poll(pfd, nfds, left);
 		if (n < 0 && errno != EINTR)
 			return -1;
 		if (nfds == 2 && (pfd[1].revents & (POLLIN | POLLHUP))) {
-			if (recv(c->r->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0) {
-				msg(c->r, "peer closed the control channel");
+			if (recv(c->r->ch.fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) == 0) {
+				st_diag(c->r->name, "peer closed the control channel");
 				return -1;
 			}
 			/*
@@ -934,8 +536,8 @@ static int wait_cqe_ms(struct conn *c, struct ibv_wc *wc, int ms)
 			 * is about to arrive, or the peer stopped early.
 			 */
 			nfds = 1;
-			if (end > now_s() + PEER_DONE_GRACE_S)
-				end = now_s() + PEER_DONE_GRACE_S;
+			if (end > st_now_s() + PEER_DONE_GRACE_S)
+				end = st_now_s() + PEER_DONE_GRACE_S;
 		}
 		if (pfd[0].revents & POLLIN &&
 		    !ibv_get_cq_event(c->chan, &ev_cq, &ev_ctx)) {
@@ -950,7 +552,7 @@ static int wait_cqe(struct conn *c, struct ibv_wc *wc)
 	int rc = wait_cqe_ms(c, wc, c->r->cq_wait_ms);
 
 	if (rc && !stopped())
-		msg(c->r, "no completion within %d ms", c->r->cq_wait_ms);
+		st_diag(c->r->name, "no completion within %d ms", c->r->cq_wait_ms);
 	return rc;
 }
 
@@ -960,68 +562,30 @@ static int expect_ok(struct conn *c, __u64 wr_id, const char *what)
 	struct ibv_wc wc;
 
 	if (wait_cqe(c, &wc)) {
-		msg(c->r, "%s: no completion", what);
+		st_diag(c->r->name, "%s: no completion", what);
 		return -1;
 	}
 	if (wc.status != IBV_WC_SUCCESS || wc.wr_id != wr_id) {
-		msg(c->r, "%s: wr_id %#llx status %s (%d) vendor_err %#x",
-		    what, (unsigned long long)wc.wr_id,
-		    ibv_wc_status_str(wc.status), wc.status, wc.vendor_err);
+		st_diag(c->r->name, "%s: wr_id %#llx status %s (%d) vendor_err %#x",
+			what, (unsigned long long)wc.wr_id,
+			ibv_wc_status_str(wc.status), wc.status, wc.vendor_err);
 		return -1;
 	}
 	return 0;
 }
 
-static const char *qp_state_str(enum ibv_qp_state s)
-{
-	static const char *const n[] = {
-		[IBV_QPS_RESET] = "RESET", [IBV_QPS_INIT] = "INIT",
-		[IBV_QPS_RTR] = "RTR", [IBV_QPS_RTS] = "RTS",
-		[IBV_QPS_SQD] = "SQD", [IBV_QPS_SQE] = "SQE",
-		[IBV_QPS_ERR] = "ERR",
-	};
-
-	return s < ARRAY_SIZE(n) && n[s] ? n[s] : "?";
-}
-
-static int qp_state(struct ibv_qp *qp)
-{
-	struct ibv_qp_attr a;
-	struct ibv_qp_init_attr ia;
-
-	if (ibv_query_qp(qp, &a, IBV_QP_STATE, &ia))
-		return -1;
-	return a.qp_state;
-}
-
-static void *alloc_buf(size_t len, int fill)
-{
-	void *p;
-
-	len = (len + 4095) & ~(size_t)4095;
-	if (posix_memalign(&p, 4096, len ? len : 4096))
-		return NULL;
-	memset(p, fill, len);
-	return p;
-}
-
 static struct ibv_mr *reg(struct role *r, struct ibv_pd *pd, void *buf,
 			  size_t len, int access)
 {
-	struct ibv_mr *mr = ibv_reg_mr(pd, buf, len, access);
-
-	if (!mr)
-		msg(r, "reg_mr %zu bytes access %#x: %s", len, access,
-		    strerror(errno));
-	return mr;
+	return st_mr_reg(pd, buf, len, access, r->name);
 }
 
 /* The end-of-test verdict both sides agree on. */
 static int final_verdict(struct role *r, __u64 my_fail, __u64 *peer)
 {
-	if (ch_swap(r, &my_fail, peer, 1))
-		return EXIT_FAILED;
-	return my_fail || *peer ? EXIT_FAILED : EXIT_PASS;
+	if (st_chan_swap(&r->ch, &my_fail, peer, 1))
+		return ST_EXIT_FAIL;
+	return my_fail || *peer ? ST_EXIT_FAIL : ST_EXIT_PASS;
 }
 
 /* --- order ---------------------------------------------------------------- */
@@ -1066,35 +630,35 @@ static int order_server(struct role *r)
 	size_t len = (size_t)p->writes * p->size, first;
 	__u64 stale = 0, bad_gens = 0, errors = 0, peer_fail, n;
 	struct qp_params qpp = qp_params(p, 14, 7, 7, 12);
-	struct peer_info mine = {}, theirs;
+	struct st_peer mine = {}, theirs;
 	__u32 g, imm, acks_out = 0;
 	struct ibv_mr *mr = NULL;
 	struct ibv_wc wc;
 	struct conn c;
 	__u8 *buf;
-	int rc = EXIT_FAILED;
+	int rc = ST_EXIT_FAIL;
 
-	buf = alloc_buf(len, 0);
+	buf = st_buf_alloc(len, 0);
 	if (!buf || conn_create(&c, r, r->pd, 4, 4))
 		goto out_free;
 	mr = reg(r, r->pd, buf, len, IBV_ACCESS_LOCAL_WRITE |
 		 IBV_ACCESS_REMOTE_WRITE);
 	if (!mr || post_recv(&c, WR_RECV, NULL, 0, 0))
 		goto out_destroy;
-	add_mr(&mine, mr);
-	if (conn_setup(&c, &mine, &theirs, &qpp) || ch_sync(r))
+	st_peer_add_mr(&mine, mr);
+	if (conn_setup(&c, &mine, &theirs, &qpp) || st_chan_sync(&r->ch))
 		goto out_destroy;
 
 	for (g = 1; g <= p->gens && !errors; ) {
 		if (wait_cqe(&c, &wc)) {
-			msg(r, "generation %u: no Write with Immediate", g);
+			st_diag(r->name, "generation %u: no Write with Immediate", g);
 			errors++;
 			break;
 		}
 		if (wc.status != IBV_WC_SUCCESS) {
-			msg(r, "generation %u: %s CQE status %s (%d)", g,
-			    wc.wr_id == WR_ACK ? "ack send" : "recv",
-			    ibv_wc_status_str(wc.status), wc.status);
+			st_diag(r->name, "generation %u: %s CQE status %s (%d)", g,
+				wc.wr_id == WR_ACK ? "ack send" : "recv",
+				ibv_wc_status_str(wc.status), wc.status);
 			errors++;
 			break;
 		}
@@ -1106,18 +670,19 @@ static int order_server(struct role *r)
 		if (wc.opcode != IBV_WC_RECV_RDMA_WITH_IMM ||
 		    !(wc.wc_flags & IBV_WC_WITH_IMM) || imm != g ||
 		    wc.byte_len != p->imm_len) {
-			msg(r, "generation %u: CQE opcode %d flags %#x imm %u",
-			    g, wc.opcode, wc.wc_flags, imm);
-			msg(r, "byte_len %u; want RECV_RDMA_WITH_IMM imm %u len %u",
-			    wc.byte_len, g, p->imm_len);
+			st_diag(r->name, "generation %u: CQE opcode %d flags %#x imm %u",
+				g, wc.opcode, wc.wc_flags, imm);
+			st_diag(r->name, "byte_len %u; want RECV_RDMA_WITH_IMM imm %u len %u",
+				wc.byte_len, g, p->imm_len);
 			errors++;
 			break;
 		}
 		n = count_not(buf, len, gen_byte(g), &first);
 		if (n) {
 			if (bad_gens < 10)
-				msg(r, "gen %u: %llu stale bytes, first at %zu: %#x, want %#x",
-				    g, n, first, buf[first], gen_byte(g));
+				st_diag(r->name,
+					"gen %u: %llu stale bytes, first at %zu: %#x, want %#x",
+					g, n, first, buf[first], gen_byte(g));
 			stale += n;
 			bad_gens++;
 		}
@@ -1138,7 +703,7 @@ static int order_server(struct role *r)
 	{
 		__u64 mine_v[3] = { stale, bad_gens, errors }, peer_v[3];
 
-		if (ch_swap(r, mine_v, peer_v, 3))
+		if (st_chan_swap(&r->ch, mine_v, peer_v, 3))
 			goto out_destroy;
 	}
 	rc = final_verdict(r, stale || bad_gens || errors, &peer_fail);
@@ -1161,15 +726,14 @@ out_free:
  * Write of g into the flag after the data), then wait for its completion
  * and the receiver's Send.
  */
-static int order_client(struct role *r)
+static int order_run(struct role *r, bool aw)
 {
 	struct line sum = {};
 	const struct params *p = &r->p;
-	bool aw = p->test == T_AWRITE;
 	size_t len = (size_t)p->writes * p->size;
 	size_t flag_off = (len + 7) & ~(size_t)7;
 	struct qp_params qpp = qp_params(p, 14, 7, 7, 12);
-	struct peer_info mine = {}, theirs;
+	struct st_peer mine = {}, theirs;
 	struct ibv_send_wr *wrs = NULL, *bad;
 	struct ibv_sge *sges = NULL;
 	__u64 errors = 0, peer_fail, peer_v[3] = { 0, 0, 1 }, g64;
@@ -1181,9 +745,9 @@ static int order_client(struct role *r)
 	__u32 g, i;
 	struct conn c;
 	__u8 *buf;
-	int rc = EXIT_FAILED;
+	int rc = ST_EXIT_FAIL;
 
-	buf = alloc_buf(len, 0);
+	buf = st_buf_alloc(len, 0);
 	wrs = calloc(p->writes + 1, sizeof(*wrs));
 	sges = calloc(p->writes + 1, sizeof(*sges));
 	if (aw)
@@ -1199,32 +763,32 @@ static int order_client(struct role *r)
 	    conn_setup(&c, &mine, &theirs, &qpp))
 		goto out_destroy;
 	if (theirs.nmr < 1 || theirs.mr[0].len < (aw ? flag_off + 8 : len)) {
-		msg(r, "peer buffer too small");
+		st_diag(r->name, "peer buffer too small");
 		goto out_destroy;
 	}
-	if (ch_sync(r))
+	if (st_chan_sync(&r->ch))
 		goto out_destroy;
 
-	t0 = now_s();
+	t0 = st_now_s();
 	for (g = 1; g <= p->gens && !errors && !stopped(); g++) {
 		if (r->verbose && g % 1000 == 0)
-			msg(r, "generation %u, %.0f gens/s", g,
-			    g / (now_s() - t0));
+			st_diag(r->name, "generation %u, %.0f gens/s", g,
+				g / (st_now_s() - t0));
 		memset(buf, gen_byte(g), len);
 		for (i = 0; i < p->writes; i++) {
-			wr_init(&wrs[i], &sges[i], IBV_WR_RDMA_WRITE,
-				WR_WRITE, buf + (size_t)i * p->size, p->size,
-				mr->lkey, theirs.mr[0].addr +
-				(size_t)i * p->size, theirs.mr[0].rkey, 0);
+			st_wr_init(&wrs[i], &sges[i], IBV_WR_RDMA_WRITE,
+				   WR_WRITE, buf + (size_t)i * p->size, p->size,
+				   mr->lkey, theirs.mr[0].addr +
+				   (size_t)i * p->size, theirs.mr[0].rkey, 0);
 			wrs[i].next = &wrs[i + 1];
 		}
 		if (aw) {
 			wrs[i - 1].next = NULL;
 		} else {
-			wr_init(&wrs[i], &sges[i], IBV_WR_RDMA_WRITE_WITH_IMM,
-				WR_IMM, p->imm_len ? buf : NULL, p->imm_len,
-				mr->lkey, theirs.mr[0].addr, theirs.mr[0].rkey,
-				IBV_SEND_SIGNALED);
+			st_wr_init(&wrs[i], &sges[i], IBV_WR_RDMA_WRITE_WITH_IMM,
+				   WR_IMM, p->imm_len ? buf : NULL, p->imm_len,
+				   mr->lkey, theirs.mr[0].addr, theirs.mr[0].rkey,
+				   IBV_SEND_SIGNALED);
 			wrs[i].imm_data = htonl(g);
 		}
 		i = ibv_post_send(c.qp, wrs, &bad);
@@ -1238,7 +802,7 @@ static int order_client(struct role *r)
 			i = ibv_wr_complete(qpx);
 		}
 		if (i) {
-			msg(r, "generation %u: post: %s", g, strerror(i));
+			st_diag(r->name, "generation %u: post: %s", g, strerror(i));
 			errors++;
 			break;
 		}
@@ -1246,32 +810,32 @@ static int order_client(struct role *r)
 		got_ack = false;
 		while (!got_note || !got_ack) {
 			if (wait_cqe(&c, &wc)) {
-				msg(r, "generation %u: waiting for the %s", g,
-				    got_note ? "ack" : aw ?
-				    "Atomic Write completion" :
-				    "Write completion");
+				st_diag(r->name, "generation %u: waiting for the %s", g,
+					got_note ? "ack" : aw ?
+					"Atomic Write completion" :
+					"Write completion");
 				errors++;
 				break;
 			}
 			if (wc.status != IBV_WC_SUCCESS) {
-				msg(r, "generation %u: wr_id %u status %s (%d)",
-				    g, (unsigned int)wc.wr_id,
-				    ibv_wc_status_str(wc.status), wc.status);
+				st_diag(r->name, "generation %u: wr_id %u status %s (%d)",
+					g, (unsigned int)wc.wr_id,
+					ibv_wc_status_str(wc.status), wc.status);
 				errors++;
 				break;
 			}
 			if (wc.wr_id == WR_IMM) {
 				if (aw && wc.opcode != IBV_WC_ATOMIC_WRITE) {
-					msg(r, "Atomic Write CQE opcode %d",
-					    wc.opcode);
+					st_diag(r->name, "Atomic Write CQE opcode %d",
+						wc.opcode);
 					errors++;
 					break;
 				}
 				got_note = true;
 			} else if (wc.wr_id == WR_ACK) {
 				if (ntohl(wc.imm_data) != g) {
-					msg(r, "ack for %u, expected %u",
-					    ntohl(wc.imm_data), g);
+					st_diag(r->name, "ack for %u, expected %u",
+						ntohl(wc.imm_data), g);
 					errors++;
 					break;
 				}
@@ -1283,16 +847,16 @@ static int order_client(struct role *r)
 			}
 		}
 	}
-	el = now_s() - t0;
+	el = st_now_s() - t0;
 	{
 		__u64 mine_v[3] = { 0, 0, errors };
 
-		if (ch_swap(r, mine_v, peer_v, 3))
+		if (st_chan_swap(&r->ch, mine_v, peer_v, 3))
 			goto out_destroy;
 	}
 	rc = final_verdict(r, errors || stopped(), &peer_fail);
 	line_add(&sum, "%s: %s gens %u writes %u x %u B + ",
-		 test_names[p->test],
+		 test_name(p->test),
 		 stopped() ? "INTERRUPTED" : rc ? "FAIL" : "PASS", g - 1,
 		 p->writes, p->size);
 	if (aw)
@@ -1330,17 +894,17 @@ static int awrite_server(struct role *r)
 	size_t len = (size_t)p->writes * p->size, first;
 	__u64 stale = 0, bad_gens = 0, errors = 0, peer_fail, n;
 	struct qp_params qpp = qp_params(p, 14, 7, 7, 12);
-	struct peer_info mine = {}, theirs;
+	struct st_peer mine = {}, theirs;
 	struct ibv_mr *mr = NULL;
 	__u64 *flag, f = 0;
 	struct conn c;
 	double dl;
 	__u8 *buf;
 	__u32 g;
-	int rc = EXIT_FAILED;
+	int rc = ST_EXIT_FAIL;
 
 	len = (len + 7) & ~(size_t)7;
-	buf = alloc_buf(len + sizeof(*flag), 0);
+	buf = st_buf_alloc(len + sizeof(*flag), 0);
 	if (!buf || conn_create(&c, r, r->pd, 4, 4))
 		goto out_free;
 	flag = (__u64 *)(buf + len);
@@ -1348,19 +912,19 @@ static int awrite_server(struct role *r)
 		 IBV_ACCESS_REMOTE_WRITE);
 	if (!mr)
 		goto out_destroy;
-	add_mr(&mine, mr);
-	if (conn_setup(&c, &mine, &theirs, &qpp) || ch_sync(r))
+	st_peer_add_mr(&mine, mr);
+	if (conn_setup(&c, &mine, &theirs, &qpp) || st_chan_sync(&r->ch))
 		goto out_destroy;
 
 	for (g = 1; g <= p->gens && !errors; g++) {
-		dl = now_s() + r->cq_wait_ms / 1000.0;
+		dl = st_now_s() + r->cq_wait_ms / 1000.0;
 		while ((f = __atomic_load_n(flag, __ATOMIC_ACQUIRE)) != g) {
-			if (f > g || now_s() > dl || stopped())
+			if (f > g || st_now_s() > dl || stopped())
 				break;
 			sched_yield();
 		}
 		if (f != g) {
-			msg(r, "generation %u: flag is %llu", g, f);
+			st_diag(r->name, "generation %u: flag is %llu", g, f);
 			errors++;
 			break;
 		}
@@ -1368,8 +932,9 @@ static int awrite_server(struct role *r)
 			      &first);
 		if (n) {
 			if (bad_gens < 10)
-				msg(r, "gen %u: %llu stale bytes, first at %zu: %#x, want %#x",
-				    g, n, first, buf[first], gen_byte(g));
+				st_diag(r->name,
+					"gen %u: %llu stale bytes, first at %zu: %#x, want %#x",
+					g, n, first, buf[first], gen_byte(g));
 			stale += n;
 			bad_gens++;
 		}
@@ -1382,7 +947,7 @@ static int awrite_server(struct role *r)
 	{
 		__u64 mine_v[3] = { stale, bad_gens, errors }, peer_v[3];
 
-		if (ch_swap(r, mine_v, peer_v, 3))
+		if (st_chan_swap(&r->ch, mine_v, peer_v, 3))
 			goto out_destroy;
 	}
 	rc = final_verdict(r, stale || bad_gens || errors, &peer_fail);
@@ -1415,15 +980,15 @@ static int fence_server(struct role *r)
 	const struct params *p = &r->p;
 	size_t len = 2 * (size_t)p->size + 8;
 	struct qp_params qpp = qp_params(p, 14, 7, 7, 12);
-	struct peer_info mine = {}, theirs;
+	struct st_peer mine = {}, theirs;
 	__u64 peer_fail, cnt, mine_v[3] = { 0, 0, 0 }, peer_v[3];
 	struct ibv_mr *mr = NULL;
 	struct conn c;
 	__u8 *buf;
-	int rc = EXIT_FAILED;
+	int rc = ST_EXIT_FAIL;
 
 	r->rd_atomic = FENCE_RD_ATOMIC;
-	buf = alloc_buf(len, 0);
+	buf = st_buf_alloc(len, 0);
 	if (!buf || conn_create(&c, r, r->pd, 4, 4))
 		goto out_free;
 	mr = reg(r, r->pd, buf, len, IBV_ACCESS_LOCAL_WRITE |
@@ -1431,18 +996,18 @@ static int fence_server(struct role *r)
 		 IBV_ACCESS_REMOTE_ATOMIC);
 	if (!mr)
 		goto out_destroy;
-	add_mr(&mine, mr);
-	if (conn_setup(&c, &mine, &theirs, &qpp) || ch_sync(r) ||
-	    ch_swap(r, mine_v, peer_v, 3))
+	st_peer_add_mr(&mine, mr);
+	if (conn_setup(&c, &mine, &theirs, &qpp) || st_chan_sync(&r->ch) ||
+	    st_chan_swap(&r->ch, mine_v, peer_v, 3))
 		goto out_destroy;
 	/* The client's generations are done: the counter says how many. */
 	memcpy(&cnt, buf + 2 * (size_t)p->size, 8);
 	if (cnt != peer_v[0] * FENCE_ATOMICS) {
-		msg(r, "counter %llu after %llu generations, want %llu", cnt,
-		    peer_v[0], peer_v[0] * FENCE_ATOMICS);
+		st_diag(r->name, "counter %llu after %llu generations, want %llu", cnt,
+			peer_v[0], peer_v[0] * FENCE_ATOMICS);
 		mine_v[2] = 1;
 	}
-	if (ch_swap(r, mine_v, peer_v, 3))
+	if (st_chan_swap(&r->ch, mine_v, peer_v, 3))
 		goto out_destroy;
 	rc = final_verdict(r, mine_v[2], &peer_fail);
 out_destroy:
@@ -1470,7 +1035,7 @@ static int fence_client(struct role *r)
 	size_t sz = p->size, first, len = 4 * sz + FENCE_READS * FENCE_SMALL +
 		    FENCE_ATOMICS * 8;
 	struct qp_params qpp = qp_params(p, 14, 7, 7, 12);
-	struct peer_info mine = {}, theirs;
+	struct st_peer mine = {}, theirs;
 	struct ibv_send_wr wrs[NWR], *bad;
 	struct ibv_sge sges[NWR];
 	__u64 errors = 0, stale_y = 0, stale_l = 0, bad_small = 0;
@@ -1482,10 +1047,10 @@ static int fence_client(struct role *r)
 	struct ibv_wc wc;
 	double t0, el = 0;
 	struct conn c;
-	int rc = EXIT_FAILED;
+	int rc = ST_EXIT_FAIL;
 
 	r->rd_atomic = FENCE_RD_ATOMIC;
-	buf = alloc_buf(len, 0);
+	buf = st_buf_alloc(len, 0);
 	if (!buf || conn_create(&c, r, r->pd, NWR + 2, 4))
 		goto out_free;
 	w = buf;
@@ -1497,35 +1062,35 @@ static int fence_client(struct role *r)
 	if (!mr || conn_setup(&c, &mine, &theirs, &qpp))
 		goto out_destroy;
 	if (theirs.nmr < 1 || theirs.mr[0].len < 2 * sz + 8) {
-		msg(r, "peer buffer too small");
+		st_diag(r->name, "peer buffer too small");
 		goto out_destroy;
 	}
 	raddr = theirs.mr[0].addr;
 	rkey = theirs.mr[0].rkey;
 	counter = raddr + 2 * sz;
-	if (ch_sync(r))
+	if (st_chan_sync(&r->ch))
 		goto out_destroy;
 
-	t0 = now_s();
+	t0 = st_now_s();
 	for (g = 1; g <= p->gens && !errors && !stopped(); g++) {
 		memset(w, gen_byte(g), sz);
-		wr_init(&wrs[0], &sges[0], IBV_WR_RDMA_WRITE, WR_WRITE, w, sz,
-			mr->lkey, raddr, rkey, 0);
-		wr_init(&wrs[1], &sges[1], IBV_WR_RDMA_READ, WR_READ, l, sz,
-			mr->lkey, raddr, rkey, 0);
-		wr_init(&wrs[2], &sges[2], IBV_WR_RDMA_WRITE, WR_WRITE, l, sz,
-			mr->lkey, raddr + sz, rkey,
-			opt.no_fence ? 0 : IBV_SEND_FENCE);
-		wr_init(&wrs[3], &sges[3], IBV_WR_RDMA_READ, WR_READ, m, sz,
-			mr->lkey, raddr + sz, rkey, 0);
+		st_wr_init(&wrs[0], &sges[0], IBV_WR_RDMA_WRITE, WR_WRITE, w, sz,
+			   mr->lkey, raddr, rkey, 0);
+		st_wr_init(&wrs[1], &sges[1], IBV_WR_RDMA_READ, WR_READ, l, sz,
+			   mr->lkey, raddr, rkey, 0);
+		st_wr_init(&wrs[2], &sges[2], IBV_WR_RDMA_WRITE, WR_WRITE, l, sz,
+			   mr->lkey, raddr + sz, rkey,
+			   opt.no_fence ? 0 : IBV_SEND_FENCE);
+		st_wr_init(&wrs[3], &sges[3], IBV_WR_RDMA_READ, WR_READ, m, sz,
+			   mr->lkey, raddr + sz, rkey, 0);
 		for (k = 4, i = 0; i < FENCE_READS; i++, k++)
-			wr_init(&wrs[k], &sges[k], IBV_WR_RDMA_READ, WR_READ,
-				small + i * FENCE_SMALL, FENCE_SMALL, mr->lkey,
-				raddr + i * FENCE_SMALL, rkey, 0);
+			st_wr_init(&wrs[k], &sges[k], IBV_WR_RDMA_READ, WR_READ,
+				   small + i * FENCE_SMALL, FENCE_SMALL, mr->lkey,
+				   raddr + i * FENCE_SMALL, rkey, 0);
 		for (i = 0; i < FENCE_ATOMICS; i++) {
-			wr_init(&wrs[k], &sges[k], IBV_WR_ATOMIC_FETCH_AND_ADD,
-				WR_PROBE, orig_buf + i * 8, 8, mr->lkey, 0, 0,
-				0);
+			st_wr_init(&wrs[k], &sges[k], IBV_WR_ATOMIC_FETCH_AND_ADD,
+				   WR_PROBE, orig_buf + i * 8, 8, mr->lkey, 0, 0,
+				   0);
 			wrs[k].wr.atomic.remote_addr = counter;
 			wrs[k].wr.atomic.rkey = rkey;
 			wrs[k].wr.atomic.compare_add = 1;
@@ -1536,15 +1101,15 @@ static int fence_client(struct role *r)
 			wrs[i].next = &wrs[i + 1];
 		i = ibv_post_send(c.qp, wrs, &bad);
 		if (i) {
-			msg(r, "generation %u: post_send: %s", g, strerror(i));
+			st_diag(r->name, "generation %u: post_send: %s", g, strerror(i));
 			errors++;
 			break;
 		}
 		if (wait_cqe(&c, &wc) || wc.status != IBV_WC_SUCCESS ||
 		    wc.wr_id != WR_PROBE) {
-			msg(r, "generation %u: completion %s (%d) wr_id %u", g,
-			    ibv_wc_status_str(wc.status), wc.status,
-			    (unsigned int)wc.wr_id);
+			st_diag(r->name, "generation %u: completion %s (%d) wr_id %u", g,
+				ibv_wc_status_str(wc.status), wc.status,
+				(unsigned int)wc.wr_id);
 			errors++;
 			break;
 		}
@@ -1552,8 +1117,9 @@ static int fence_client(struct role *r)
 		stale_l += n;
 		n = count_not(m, sz, gen_byte(g), &first);
 		if (n && stale_y < 10 * sz)
-			msg(r, "gen %u: Y has %llu stale bytes, first at %zu: %#x, want %#x",
-			    g, n, first, m[first], gen_byte(g));
+			st_diag(r->name,
+				"gen %u: Y has %llu stale bytes, first at %zu: %#x, want %#x",
+				g, n, first, m[first], gen_byte(g));
 		stale_y += n;
 		bad_small += count_not(small, FENCE_READS * FENCE_SMALL,
 				       gen_byte(g), &first);
@@ -1561,21 +1127,21 @@ static int fence_client(struct role *r)
 			memcpy(&orig, orig_buf + i * 8, 8);
 			if (orig != (__u64)(g - 1) * FENCE_ATOMICS + i) {
 				if (bad_atomic < 10)
-					msg(r, "gen %u: fetch_add %u returned %llu",
-					    g, i, orig);
+					st_diag(r->name, "gen %u: fetch_add %u returned %llu",
+						g, i, orig);
 				bad_atomic++;
 			}
 		}
 	}
-	el = now_s() - t0;
+	el = st_now_s() - t0;
 	{
 		__u64 mine_v[3] = { g - 1, 0, 0 };
 
-		if (ch_swap(r, mine_v, peer_v, 3))
+		if (st_chan_swap(&r->ch, mine_v, peer_v, 3))
 			goto out_destroy;
 		mine_v[2] = errors || stale_l || stale_y || bad_small ||
 			    bad_atomic;
-		if (ch_swap(r, mine_v, peer_v, 3))
+		if (st_chan_swap(&r->ch, mine_v, peer_v, 3))
 			goto out_destroy;
 	}
 	rc = final_verdict(r, errors || stale_l || stale_y || bad_small ||
@@ -1624,8 +1190,8 @@ static int drain_cq(struct conn *c, enum ibv_wc_opcode op, int *bad)
 	while (ibv_poll_cq(c->cq, 1, &wc) > 0) {
 		n++;
 		if (wc.status != IBV_WC_SUCCESS || wc.opcode != op) {
-			msg(c->r, "CQE status %s opcode %d, want opcode %d",
-			    ibv_wc_status_str(wc.status), wc.opcode, op);
+			st_diag(c->r->name, "CQE status %s opcode %d, want opcode %d",
+				ibv_wc_status_str(wc.status), wc.opcode, op);
 			(*bad)++;
 		}
 	}
@@ -1641,11 +1207,11 @@ static int drain_cq(struct conn *c, enum ibv_wc_opcode op, int *bad)
 static int solicit_server(struct role *r)
 {
 	struct qp_params qpp = qp_params(&r->p, 14, 7, 7, 12);
-	struct peer_info mine = {}, theirs;
+	struct st_peer mine = {}, theirs;
 	__u64 peer_fail;
 	struct conn c;
 	int i, n, ev, bad = 0;
-	int rc = EXIT_FAILED;
+	int rc = ST_EXIT_FAIL;
 
 	if (conn_create(&c, r, r->pd, 4, 8))
 		return rc;
@@ -1653,37 +1219,37 @@ static int solicit_server(struct role *r)
 		if (post_recv(&c, WR_RECV, NULL, 0, 0))
 			goto out;
 	if (conn_setup(&c, &mine, &theirs, &qpp) ||
-	    ibv_req_notify_cq(c.cq, 1) || ch_sync(r))
+	    ibv_req_notify_cq(c.cq, 1) || st_chan_sync(&r->ch))
 		goto out;
 
-	if (ch_sync(r))		/* three unsolicited Sends done */
+	if (st_chan_sync(&r->ch))		/* three unsolicited Sends done */
 		goto out;
 	ev = chan_event(&c, 500);
 	n = drain_cq(&c, IBV_WC_RECV, &bad);
-	msg(r, "3 unsolicited Sends: %d CQEs, %d events (want 3, 0)", n, ev);
+	st_diag(r->name, "3 unsolicited Sends: %d CQEs, %d events (want 3, 0)", n, ev);
 	bad += n != 3 || ev;
 
-	if (ibv_req_notify_cq(c.cq, 1) || ch_sync(r))
+	if (ibv_req_notify_cq(c.cq, 1) || st_chan_sync(&r->ch))
 		goto out;	/* solicited Send */
 	ev = chan_event(&c, r->cq_wait_ms);
 	n = drain_cq(&c, IBV_WC_RECV, &bad);
-	msg(r, "solicited Send: %d CQEs, %d events (want 1, 1)", n, ev);
+	st_diag(r->name, "solicited Send: %d CQEs, %d events (want 1, 1)", n, ev);
 	bad += n != 1 || !ev;
 
-	if (ibv_req_notify_cq(c.cq, 1) || ch_sync(r))
+	if (ibv_req_notify_cq(c.cq, 1) || st_chan_sync(&r->ch))
 		goto out;	/* solicited Write with Immediate */
 	ev = chan_event(&c, r->cq_wait_ms);
 	n = drain_cq(&c, IBV_WC_RECV_RDMA_WITH_IMM, &bad);
-	msg(r, "solicited Write with Immediate: %d CQEs, %d events (want 1, 1)",
-	    n, ev);
+	st_diag(r->name, "solicited Write with Immediate: %d CQEs, %d events (want 1, 1)",
+		n, ev);
 	bad += n != 1 || !ev;
 
-	if (ibv_req_notify_cq(c.cq, 0) || ch_sync(r))
+	if (ibv_req_notify_cq(c.cq, 0) || st_chan_sync(&r->ch))
 		goto out;	/* unsolicited Send, armed for any */
 	ev = chan_event(&c, r->cq_wait_ms);
 	n = drain_cq(&c, IBV_WC_RECV, &bad);
-	msg(r, "unsolicited Send, armed for any: %d CQEs, %d events (want 1, 1)",
-	    n, ev);
+	st_diag(r->name, "unsolicited Send, armed for any: %d CQEs, %d events (want 1, 1)",
+		n, ev);
 	bad += n != 1 || !ev;
 
 	rc = final_verdict(r, bad, &peer_fail);
@@ -1700,8 +1266,8 @@ static int solicit_send(struct conn *c, enum ibv_wr_opcode op,
 	struct ibv_send_wr wr, *bad;
 	struct ibv_sge sge;
 
-	wr_init(&wr, &sge, op, WR_SEND, NULL, 0, 0, 0, 0,
-		IBV_SEND_SIGNALED | flags);
+	st_wr_init(&wr, &sge, op, WR_SEND, NULL, 0, 0, 0, 0,
+		   IBV_SEND_SIGNALED | flags);
 	wr.imm_data = htonl(7);
 	if (ibv_post_send(c->qp, &wr, &bad))
 		return -1;
@@ -1711,24 +1277,24 @@ static int solicit_send(struct conn *c, enum ibv_wr_opcode op,
 static int solicit_client(struct role *r)
 {
 	struct qp_params qpp = qp_params(&r->p, 14, 7, 7, 12);
-	struct peer_info mine = {}, theirs;
+	struct st_peer mine = {}, theirs;
 	__u64 peer_fail, err = 1;
 	struct line sum = {};
 	struct conn c;
-	int i, rc = EXIT_FAILED;
+	int i, rc = ST_EXIT_FAIL;
 
 	if (conn_create(&c, r, r->pd, 4, 1))
 		return rc;
-	if (conn_setup(&c, &mine, &theirs, &qpp) || ch_sync(r))
+	if (conn_setup(&c, &mine, &theirs, &qpp) || st_chan_sync(&r->ch))
 		goto out;
 	for (i = 0; i < 3; i++)
 		if (solicit_send(&c, IBV_WR_SEND, 0))
 			goto out;
-	if (ch_sync(r) || ch_sync(r) ||
+	if (st_chan_sync(&r->ch) || st_chan_sync(&r->ch) ||
 	    solicit_send(&c, IBV_WR_SEND, IBV_SEND_SOLICITED) ||
-	    ch_sync(r) ||
+	    st_chan_sync(&r->ch) ||
 	    solicit_send(&c, IBV_WR_RDMA_WRITE_WITH_IMM, IBV_SEND_SOLICITED) ||
-	    ch_sync(r) || solicit_send(&c, IBV_WR_SEND, 0))
+	    st_chan_sync(&r->ch) || solicit_send(&c, IBV_WR_SEND, 0))
 		goto out;
 	err = 0;
 out:
@@ -1752,7 +1318,7 @@ out:
 static int overrun_server(struct role *r)
 {
 	struct qp_params qpp = qp_params(&r->p, 14, 7, 7, 12);
-	struct peer_info mine = {}, theirs;
+	struct st_peer mine = {}, theirs;
 	struct ibv_context *ctx = r->dev->ctx;
 	struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
 	struct ibv_async_event ae;
@@ -1760,11 +1326,11 @@ static int overrun_server(struct role *r)
 	int i, n = 0, bad = 0, cq_err = 0, st;
 	__u64 peer_fail, acked;
 	double end;
-	int rc = EXIT_FAILED;
+	int rc = ST_EXIT_FAIL;
 
 	small.cq = ibv_create_cq(ctx, 8, NULL, NULL, 0);
 	if (!small.cq) {
-		msg(r, "create_cq 8: %s", strerror(errno));
+		st_diag(r->name, "create_cq 8: %s", strerror(errno));
 		return rc;
 	}
 	fcntl(ctx->async_fd, F_SETFL, fcntl(ctx->async_fd, F_GETFL) |
@@ -1774,14 +1340,14 @@ static int overrun_server(struct role *r)
 	for (i = 0; i < OVERRUN_SENDS; i++)
 		if (post_recv(&c, WR_RECV, NULL, 0, 0))
 			goto out;
-	if (conn_setup(&c, &mine, &theirs, &qpp) || ch_sync(r))
+	if (conn_setup(&c, &mine, &theirs, &qpp) || st_chan_sync(&r->ch))
 		goto out;
 
-	end = now_s() + r->cq_wait_ms / 1000.0;
-	while (!cq_err && now_s() < end) {
+	end = st_now_s() + r->cq_wait_ms / 1000.0;
+	while (!cq_err && st_now_s() < end) {
 		if (poll(&pfd, 1, 200) <= 0 || ibv_get_async_event(ctx, &ae))
 			continue;
-		msg(r, "async event: %s", ibv_event_type_str(ae.event_type));
+		st_diag(r->name, "async event: %s", ibv_event_type_str(ae.event_type));
 		if (ae.event_type == IBV_EVENT_CQ_ERR &&
 		    ae.element.cq == small.cq)
 			cq_err = 1;
@@ -1790,18 +1356,18 @@ static int overrun_server(struct role *r)
 	c.cq = small.cq;
 	n = drain_cq(&c, IBV_WC_RECV, &bad);
 	/* The QP's move to the error state follows the event. */
-	for (i = 0; i < 40 && (st = qp_state(c.qp)) != IBV_QPS_ERR; i++)
-		sleep_ms(50);
-	msg(r, "CQ of %d entries: %d completions, CQ_ERR %s, QP %s",
-	    small.cq->cqe, n, cq_err ? "reported" : "MISSING",
-	    qp_state_str(st));
+	for (i = 0; i < 40 && (st = st_qp_state(c.qp)) != IBV_QPS_ERR; i++)
+		st_sleep_ms(50);
+	st_diag(r->name, "CQ of %d entries: %d completions, CQ_ERR %s, QP %s",
+		small.cq->cqe, n, cq_err ? "reported" : "MISSING",
+		st_qp_state_str(st));
 	bad += !cq_err || n != small.cq->cqe || st != IBV_QPS_ERR;
 	/* Nothing acknowledged that did not complete here. */
-	if (ch_recv_u64(r, &acked) || ch_sync(r))
+	if (st_chan_recv_u64(&r->ch, &acked) || st_chan_sync(&r->ch))
 		goto out;
 	if (acked != (__u64)n) {
-		msg(r, "the sender saw %llu Sends succeed, %d completed here",
-		    acked, n);
+		st_diag(r->name, "the sender saw %llu Sends succeed, %d completed here",
+			acked, n);
 		bad++;
 	}
 	rc = final_verdict(r, bad, &peer_fail);
@@ -1817,7 +1383,7 @@ out_cq:
 static int overrun_client(struct role *r)
 {
 	struct qp_params qpp = qp_params(&r->p, 10, 1, 7, 12);
-	struct peer_info mine = {}, theirs;
+	struct st_peer mine = {}, theirs;
 	struct ibv_send_wr wr, *bad;
 	int i, ok = 0, failed = 0;
 	__u64 peer_fail, err = 1;
@@ -1825,15 +1391,15 @@ static int overrun_client(struct role *r)
 	struct ibv_sge sge;
 	struct ibv_wc wc;
 	struct conn c;
-	int rc = EXIT_FAILED;
+	int rc = ST_EXIT_FAIL;
 
 	if (conn_create(&c, r, r->pd, OVERRUN_SENDS, 1))
 		return rc;
-	if (conn_setup(&c, &mine, &theirs, &qpp) || ch_sync(r))
+	if (conn_setup(&c, &mine, &theirs, &qpp) || st_chan_sync(&r->ch))
 		goto out;
 	for (i = 0; i < OVERRUN_SENDS; i++) {
-		wr_init(&wr, &sge, IBV_WR_SEND, WR_SEND, NULL, 0, 0, 0, 0,
-			IBV_SEND_SIGNALED);
+		st_wr_init(&wr, &sge, IBV_WR_SEND, WR_SEND, NULL, 0, 0, 0, 0,
+			   IBV_SEND_SIGNALED);
 		if (ibv_post_send(c.qp, &wr, &bad))
 			goto out;
 	}
@@ -1846,10 +1412,10 @@ static int overrun_client(struct role *r)
 		else
 			failed++;
 	}
-	msg(r, "sends: %d completed, %d in error", ok, failed);
+	st_diag(r->name, "sends: %d completed, %d in error", ok, failed);
 	err = 0;
 out:
-	if (ch_send_u64(r, ok) || ch_sync(r))
+	if (st_chan_send_u64(&r->ch, ok) || st_chan_sync(&r->ch))
 		err = 1;
 	rc = final_verdict(r, err, &peer_fail);
 	line_add(&sum, "overrun: %s sends ok %d failed %d (the receiver's verdict: %s)",
@@ -1889,7 +1455,7 @@ static bool xfer_check(const __u8 *buf, __u8 *scratch, size_t len,
 {
 	size_t i;
 
-	rnd_fill(scratch, len, seed);
+	st_rnd_fill(scratch, len, seed);
 	if (memcmp(buf, scratch, len))
 		return false;
 	for (i = len; i < len + XFER_GUARD; i++)
@@ -1907,7 +1473,7 @@ static int xfer_server(struct role *r)
 {
 	const size_t blen = XFER_MAX + XFER_GUARD;
 	struct qp_params qpp = qp_params(&r->p, 14, 7, 7, 12);
-	struct peer_info mine = {}, theirs;
+	struct st_peer mine = {}, theirs;
 	struct ibv_mr *mr = NULL, *rmr = NULL, *amr = NULL;
 	__u8 *sbuf, *rbuf, *scratch;
 	__u64 cell[3], *aword, peer_fail, fails = 0, bad;
@@ -1915,12 +1481,12 @@ static int xfer_server(struct role *r)
 	struct ibv_wc wc;
 	struct conn c;
 	size_t len;
-	int rc = EXIT_FAILED;
+	int rc = ST_EXIT_FAIL;
 
-	sbuf = alloc_buf(blen, 0);
-	rbuf = alloc_buf(blen, 0);
-	scratch = alloc_buf(blen, 0);
-	aword = alloc_buf(64, 0);
+	sbuf = st_buf_alloc(blen, 0);
+	rbuf = st_buf_alloc(blen, 0);
+	scratch = st_buf_alloc(blen, 0);
+	aword = st_buf_alloc(64, 0);
 	if (!sbuf || !rbuf || !scratch || !aword ||
 	    conn_create(&c, r, r->pd, 4, 4))
 		goto out_free;
@@ -1931,13 +1497,13 @@ static int xfer_server(struct role *r)
 		  IBV_ACCESS_REMOTE_ATOMIC);
 	if (!mr || !rmr || !amr)
 		goto out_destroy;
-	add_mr(&mine, mr);
-	add_mr(&mine, amr);
-	if (conn_setup(&c, &mine, &theirs, &qpp) || ch_sync(r))
+	st_peer_add_mr(&mine, mr);
+	st_peer_add_mr(&mine, amr);
+	if (conn_setup(&c, &mine, &theirs, &qpp) || st_chan_sync(&r->ch))
 		goto out_destroy;
 
 	for (;;) {
-		if (ch_recv_u64s(r, cell, 3))	/* op, size, seed */
+		if (st_chan_recv_u64s(&r->ch, cell, 3))	/* op, size, seed */
 			goto out_destroy;
 		if (cell[0] == XFER_DONE)
 			break;
@@ -1945,7 +1511,7 @@ static int xfer_server(struct role *r)
 		len = cell[1];
 		if (len > XFER_MAX)
 			goto out_destroy;
-		rnd_fill(sbuf, len, cell[2] + 1);
+		st_rnd_fill(sbuf, len, cell[2] + 1);
 		memset(sbuf + len, 0xa5, XFER_GUARD);
 		memset(rbuf, 0xee, len + XFER_GUARD);
 		*aword = XFER_A0;
@@ -1954,7 +1520,8 @@ static int xfer_server(struct role *r)
 		    post_recv(&c, WR_RECV, rbuf, len + XFER_GUARD / 2,
 			      rmr->lkey))
 			goto out_destroy;
-		if (ch_sync(r) || ch_sync(r))	/* ready; the client is done */
+		/* ready; the client is done */
+		if (st_chan_sync(&r->ch) || st_chan_sync(&r->ch))
 			goto out_destroy;
 
 		bad = 0;
@@ -1969,12 +1536,12 @@ static int xfer_server(struct role *r)
 			    wc.byte_len != len ||
 			    !!(wc.wc_flags & IBV_WC_WITH_IMM) != imm ||
 			    (imm && ntohl(wc.imm_data) != (__u32)cell[2])) {
-				msg(r, "%s %zu: receive CQE status %s opcode %d",
-				    op == IBV_WR_RDMA_WRITE_WITH_IMM ?
-				    "Write+Imm" : "Send", len,
-				    ibv_wc_status_str(wc.status), wc.opcode);
-				msg(r, "byte_len %u flags %#x", wc.byte_len,
-				    wc.wc_flags);
+				st_diag(r->name, "%s %zu: receive CQE status %s opcode %d",
+					op == IBV_WR_RDMA_WRITE_WITH_IMM ?
+					"Write+Imm" : "Send", len,
+					ibv_wc_status_str(wc.status), wc.opcode);
+				st_diag(r->name, "byte_len %u flags %#x", wc.byte_len,
+					wc.wc_flags);
 				bad++;
 			}
 		}
@@ -2001,7 +1568,7 @@ static int xfer_server(struct role *r)
 			bad++;
 		}
 		fails += !!bad;
-		if (ch_send_u64(r, bad))
+		if (st_chan_send_u64(&r->ch, bad))
 			goto out_destroy;
 	}
 	rc = final_verdict(r, fails, &peer_fail);
@@ -2028,7 +1595,7 @@ static int xfer_client(struct role *r)
 {
 	const size_t blen = XFER_MAX + XFER_GUARD;
 	struct qp_params qpp = qp_params(&r->p, 14, 7, 7, 12);
-	struct peer_info mine = {}, theirs;
+	struct st_peer mine = {}, theirs;
 	size_t mtu = 128u << r->dev->mtu, sizes[] = {
 		0, 1, mtu - 1, mtu, mtu + 1, 65536, XFER_MAX,
 	};
@@ -2041,42 +1608,42 @@ static int xfer_client(struct role *r)
 	struct ibv_wc wc;
 	struct conn c;
 	bool ok;
-	int rc = EXIT_FAILED;
+	int rc = ST_EXIT_FAIL;
 
-	lbuf = alloc_buf(blen, 0);
-	scratch = alloc_buf(blen, 0);
+	lbuf = st_buf_alloc(blen, 0);
+	scratch = st_buf_alloc(blen, 0);
 	if (!lbuf || !scratch || conn_create(&c, r, r->pd, 4, 4))
 		goto out_free;
 	mr = reg(r, r->pd, lbuf, blen, IBV_ACCESS_LOCAL_WRITE);
-	if (!mr || conn_setup(&c, &mine, &theirs, &qpp) || ch_sync(r))
+	if (!mr || conn_setup(&c, &mine, &theirs, &qpp) || st_chan_sync(&r->ch))
 		goto out_destroy;
 	if (theirs.nmr < 2 || theirs.mr[0].len < blen) {
-		msg(r, "peer buffers too small");
+		st_diag(r->name, "peer buffers too small");
 		goto out_destroy;
 	}
 
-	for (k = 0; k < ARRAY_SIZE(xfer_ops) && !stopped(); k++) {
+	for (k = 0; k < ST_ARRAY_SIZE(xfer_ops) && !stopped(); k++) {
 		enum ibv_wr_opcode op = xfer_ops[k].op;
 
-		for (j = 0; j < ARRAY_SIZE(sizes); j++) {
+		for (j = 0; j < ST_ARRAY_SIZE(sizes); j++) {
 			size_t len = xfer_atomic(op) ? 8 : sizes[j];
 
 			if (xfer_atomic(op) && j)
 				break;
 			cell[0] = op;
 			cell[1] = len;
-			cell[2] = rnd_seed(r->p.seed, cells * 8 + k) & 0xffffffffu;
-			if (ch_send_u64s(r, cell, 3))
+			cell[2] = st_rnd_seed(r->p.seed, cells * 8 + k) & 0xffffffffu;
+			if (st_chan_send_u64s(&r->ch, cell, 3))
 				goto out_destroy;
 			if (op == IBV_WR_RDMA_READ || xfer_atomic(op))
 				memset(lbuf, 0xdd, len + XFER_GUARD);
 			else
-				rnd_fill(lbuf, len, cell[2]);
-			if (ch_sync(r))
+				st_rnd_fill(lbuf, len, cell[2]);
+			if (st_chan_sync(&r->ch))
 				goto out_destroy;
-			wr_init(&wr, &sge, op, WR_PROBE, lbuf, len, mr->lkey,
-				theirs.mr[0].addr, theirs.mr[0].rkey,
-				IBV_SEND_SIGNALED);
+			st_wr_init(&wr, &sge, op, WR_PROBE, lbuf, len, mr->lkey,
+				   theirs.mr[0].addr, theirs.mr[0].rkey,
+				   IBV_SEND_SIGNALED);
 			wr.imm_data = htonl((__u32)cell[2]);
 			if (xfer_atomic(op)) {
 				wr.wr.atomic.remote_addr = theirs.mr[1].addr;
@@ -2090,10 +1657,10 @@ static int xfer_client(struct role *r)
 			     !wait_cqe(&c, &wc) && wc.status == IBV_WC_SUCCESS &&
 			     wc.wr_id == WR_PROBE;
 			if (!ok)
-				msg(r, "%s %zu: completion %s (%d)",
-				    xfer_ops[k].name, len,
-				    ibv_wc_status_str(wc.status), wc.status);
-			if (ch_sync(r) || ch_recv_u64(r, &v))
+				st_diag(r->name, "%s %zu: completion %s (%d)",
+					xfer_ops[k].name, len,
+					ibv_wc_status_str(wc.status), wc.status);
+			if (st_chan_sync(&r->ch) || st_chan_recv_u64(&r->ch, &v))
 				goto out_destroy;
 			if (ok && op == IBV_WR_RDMA_READ)
 				ok = xfer_check(lbuf, scratch, len,
@@ -2122,7 +1689,7 @@ static int xfer_client(struct role *r)
 			break;
 	}
 	cell[0] = XFER_DONE;
-	if (ch_send_u64s(r, cell, 3))
+	if (st_chan_send_u64s(&r->ch, cell, 3))
 		goto out_destroy;
 	rc = final_verdict(r, fails || stopped(), &peer_fail);
 	printf("xfer: %s %llu cells, %llu failed, path MTU %zu\n",
@@ -2163,15 +1730,15 @@ static int integrity_server(struct role *r)
 	__u64 sum = 0, errors = 0, peer_v[3], peer_fail;
 	struct qp_params qpp = qp_params(p, 14, 7, 7, 12);
 	struct ibv_mr *mr = NULL, *rmr = NULL;
-	struct peer_info mine = {}, theirs;
+	struct st_peer mine = {}, theirs;
 	__u8 *buf, *rbuf;
 	__u32 want;
 	struct ibv_wc wc;
 	struct conn c;
-	int i, rc = EXIT_FAILED;
+	int i, rc = ST_EXIT_FAIL;
 
-	buf = alloc_buf(p->chunk, 0);
-	rbuf = alloc_buf((size_t)p->chunk * INTEG_RECVS, 0);
+	buf = st_buf_alloc(p->chunk, 0);
+	rbuf = st_buf_alloc((size_t)p->chunk * INTEG_RECVS, 0);
 	if (!buf || !rbuf || conn_create(&c, r, r->pd, 4, INTEG_RECVS))
 		goto out_free;
 	mr = reg(r, r->pd, buf, p->chunk, IBV_ACCESS_LOCAL_WRITE |
@@ -2184,28 +1751,29 @@ static int integrity_server(struct role *r)
 		if (post_recv(&c, i, rbuf + (size_t)i * p->chunk, p->chunk,
 			      rmr->lkey))
 			goto out_destroy;
-	add_mr(&mine, mr);
-	if (conn_setup(&c, &mine, &theirs, &qpp) || ch_sync(r))
+	st_peer_add_mr(&mine, mr);
+	if (conn_setup(&c, &mine, &theirs, &qpp) || st_chan_sync(&r->ch))
 		goto out_destroy;
 
 	for (got = 0; got < nchunks; got++) {
 		if (wait_cqe(&c, &wc)) {
-			msg(r, "chunk %llu: no Send arrived", got);
+			st_diag(r->name, "chunk %llu: no Send arrived", got);
 			errors++;
 			break;
 		}
 		want = integ_send_len(p, got);
 		if (wc.status != IBV_WC_SUCCESS || wc.opcode != IBV_WC_RECV ||
 		    wc.byte_len != want || wc.wr_id >= INTEG_RECVS) {
-			msg(r, "chunk %llu: recv status %s opcode %d byte_len %u (want %u)",
-			    got, ibv_wc_status_str(wc.status), wc.opcode,
-			    wc.byte_len, want);
+			st_diag(r->name,
+				"chunk %llu: recv status %s opcode %d byte_len %u (want %u)",
+				got, ibv_wc_status_str(wc.status), wc.opcode,
+				wc.byte_len, want);
 			errors++;
 			break;
 		}
 		i = wc.wr_id;
-		sum = hash_update(sum, rbuf + (size_t)i * p->chunk,
-				  wc.byte_len);
+		sum = st_hash(sum, rbuf + (size_t)i * p->chunk,
+			      wc.byte_len);
 		if (post_recv(&c, i, rbuf + (size_t)i * p->chunk, p->chunk,
 			      rmr->lkey)) {
 			errors++;
@@ -2215,7 +1783,7 @@ static int integrity_server(struct role *r)
 	{
 		__u64 mine_v[3] = { sum, got, errors };
 
-		if (ch_swap(r, mine_v, peer_v, 3))
+		if (st_chan_swap(&r->ch, mine_v, peer_v, 3))
 			goto out_destroy;
 	}
 	/* The client compares the checksums and reports the verdict. */
@@ -2243,7 +1811,7 @@ static int integrity_client(struct role *r)
 	__u64 sum = 0, mism = 0, errors = 0, peer_v[3] = { 0 }, peer_fail;
 	struct qp_params qpp = qp_params(p, 14, 7, 7, 12);
 	struct ibv_mr *wmr = NULL, *rdmr = NULL;
-	struct peer_info mine = {}, theirs;
+	struct st_peer mine = {}, theirs;
 	struct ibv_send_wr wr[2], *bad;
 	struct ibv_sge sge[2];
 	__u8 *wbuf, *rdbuf;
@@ -2251,10 +1819,10 @@ static int integrity_client(struct role *r)
 	double t0, el;
 	size_t first;
 	struct conn c;
-	int rc = EXIT_FAILED, e;
+	int rc = ST_EXIT_FAIL, e;
 
-	wbuf = alloc_buf(p->chunk, 0);
-	rdbuf = alloc_buf(p->chunk, 0);
+	wbuf = st_buf_alloc(p->chunk, 0);
+	rdbuf = st_buf_alloc(p->chunk, 0);
 	if (!wbuf || !rdbuf || conn_create(&c, r, r->pd, 4, 1))
 		goto out_free;
 	wmr = reg(r, r->pd, wbuf, p->chunk, IBV_ACCESS_LOCAL_WRITE);
@@ -2262,37 +1830,37 @@ static int integrity_client(struct role *r)
 	if (!wmr || !rdmr || conn_setup(&c, &mine, &theirs, &qpp))
 		goto out_destroy;
 	if (theirs.nmr < 1 || theirs.mr[0].len < p->chunk) {
-		msg(r, "peer buffer too small");
+		st_diag(r->name, "peer buffer too small");
 		goto out_destroy;
 	}
-	if (ch_sync(r))
+	if (st_chan_sync(&r->ch))
 		goto out_destroy;
 
-	t0 = now_s();
+	t0 = st_now_s();
 	for (i = 0; i < nchunks && !errors && !stopped(); i++) {
 		if (r->verbose && i && i % 64 == 0)
-			msg(r, "chunk %llu, %.1f MB/s", i,
-			    3.0 * i * p->chunk / (now_s() - t0) / 1e6);
+			st_diag(r->name, "chunk %llu, %.1f MB/s", i,
+				3.0 * i * p->chunk / (st_now_s() - t0) / 1e6);
 		len = integ_chunk_len(p, i);
-		rnd_fill(wbuf, len, rnd_seed(p->seed, i));
+		st_rnd_fill(wbuf, len, st_rnd_seed(p->seed, i));
 		memset(rdbuf, 0xa5 ^ (__u8)i, len);
-		wr_init(&wr[0], &sge[0], IBV_WR_RDMA_WRITE, WR_WRITE, wbuf,
-			len, wmr->lkey, theirs.mr[0].addr, theirs.mr[0].rkey,
-			0);
-		wr_init(&wr[1], &sge[1], IBV_WR_RDMA_READ, WR_READ, rdbuf,
-			len, rdmr->lkey, theirs.mr[0].addr, theirs.mr[0].rkey,
-			IBV_SEND_SIGNALED);
+		st_wr_init(&wr[0], &sge[0], IBV_WR_RDMA_WRITE, WR_WRITE, wbuf,
+			   len, wmr->lkey, theirs.mr[0].addr, theirs.mr[0].rkey,
+			   0);
+		st_wr_init(&wr[1], &sge[1], IBV_WR_RDMA_READ, WR_READ, rdbuf,
+			   len, rdmr->lkey, theirs.mr[0].addr, theirs.mr[0].rkey,
+			   IBV_SEND_SIGNALED);
 		wr[0].next = &wr[1];
 		e = ibv_post_send(c.qp, wr, &bad);
 		if (e) {
-			msg(r, "chunk %llu: post_send: %s", i,
-			    strerror(e));
+			st_diag(r->name, "chunk %llu: post_send: %s", i,
+				strerror(e));
 			errors++;
 			break;
 		}
 		if (expect_ok(&c, WR_READ, "Write+Read")) {
-			msg(r, "chunk %llu (offset %llu)", i,
-			    i * p->chunk);
+			st_diag(r->name, "chunk %llu (offset %llu)", i,
+				i * p->chunk);
 			errors++;
 			break;
 		}
@@ -2307,30 +1875,31 @@ static int integrity_client(struct role *r)
 					n++;
 				}
 			if (mism == 0 || n)
-				msg(r, "chunk %llu: %llu bytes read wrong, first %zu: %#x != %#x",
-				    i, n, first, rdbuf[first], wbuf[first]);
+				st_diag(r->name,
+					"chunk %llu: %llu bytes read wrong, first %zu: %#x != %#x",
+					i, n, first, rdbuf[first], wbuf[first]);
 			mism += n;
 		}
 		len = integ_send_len(p, i);
-		sum = hash_update(sum, wbuf, len);
+		sum = st_hash(sum, wbuf, len);
 		if (post_send1(&c, IBV_WR_SEND, WR_SEND, wbuf, len, wmr->lkey,
 			       0, 0, 0) ||
 		    expect_ok(&c, WR_SEND, "Send")) {
-			msg(r, "chunk %llu (Send of %u bytes)", i, len);
+			st_diag(r->name, "chunk %llu (Send of %u bytes)", i, len);
 			errors++;
 			break;
 		}
 	}
-	el = now_s() - t0;
+	el = st_now_s() - t0;
 	{
 		__u64 mine_v[3] = { sum, i, errors };
 
-		if (ch_swap(r, mine_v, peer_v, 3))
+		if (st_chan_swap(&r->ch, mine_v, peer_v, 3))
 			goto out_destroy;
 	}
 	if (!errors && peer_v[0] != sum) {
-		msg(r, "checksum of the Sends: sent %#llx, peer got %#llx",
-		    sum, peer_v[0]);
+		st_diag(r->name, "checksum of the Sends: sent %#llx, peer got %#llx",
+			sum, peer_v[0]);
 		errors++;
 	}
 	rc = final_verdict(r, errors || mism || stopped(), &peer_fail);
@@ -2367,14 +1936,14 @@ static int retry_server(struct role *r)
 {
 	struct qp_params qpp = qp_params(&r->p, 14, 7, 7, 12);
 	struct ibv_qp_attr a = { .qp_state = IBV_QPS_ERR };
-	struct peer_info mine, theirs;
+	struct st_peer mine, theirs;
 	__u64 v, peer_fail, fail = 0;
 	struct ibv_mr *mr = NULL;
 	__u8 *buf;
 	struct conn c;
-	int k, rc = EXIT_FAILED;
+	int k, rc = ST_EXIT_FAIL;
 
-	buf = alloc_buf(4096, 0x5a);
+	buf = st_buf_alloc(4096, 0x5a);
 	if (!buf)
 		return rc;
 	mr = reg(r, r->pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE |
@@ -2385,8 +1954,8 @@ static int retry_server(struct role *r)
 		if (conn_create(&c, r, r->pd, 4, 4))
 			goto out_free;
 		memset(&mine, 0, sizeof(mine));
-		add_mr(&mine, mr);
-		if (conn_setup(&c, &mine, &theirs, &qpp) || ch_sync(r)) {
+		st_peer_add_mr(&mine, mr);
+		if (conn_setup(&c, &mine, &theirs, &qpp) || st_chan_sync(&r->ch)) {
 			conn_destroy(&c);
 			goto out_free;
 		}
@@ -2394,11 +1963,11 @@ static int retry_server(struct role *r)
 			ibv_destroy_qp(c.qp);
 			c.qp = NULL;
 		} else if (ibv_modify_qp(c.qp, &a, IBV_QP_STATE)) {
-			msg(r, "modify_qp ERR: %s", strerror(errno));
+			st_diag(r->name, "modify_qp ERR: %s", strerror(errno));
 			fail++;
 		}
 		/* tell the client the peer QP is gone; wait for its result */
-		if (ch_sync(r) || ch_recv_u64(r, &v)) {
+		if (st_chan_sync(&r->ch) || st_chan_recv_u64(&r->ch, &v)) {
 			conn_destroy(&c);
 			goto out_free;
 		}
@@ -2415,7 +1984,7 @@ out_free:
 static int retry_client(struct role *r)
 {
 	struct qp_params qpp = qp_params(&r->p, 10, 1, 7, 12);
-	struct peer_info mine, theirs;
+	struct st_peer mine, theirs;
 	__u64 peer_fail, fail = 0;
 	struct ibv_mr *mr = NULL;
 	char res[RETRY_CASES][160];
@@ -2423,9 +1992,9 @@ static int retry_client(struct role *r)
 	__u8 *buf;
 	double t0, ms;
 	struct conn c;
-	int k, st, rc = EXIT_FAILED;
+	int k, st, rc = ST_EXIT_FAIL;
 
-	buf = alloc_buf(4096, 0x11);
+	buf = st_buf_alloc(4096, 0x11);
 	if (!buf)
 		return rc;
 	mr = reg(r, r->pd, buf, 4096, IBV_ACCESS_LOCAL_WRITE);
@@ -2435,12 +2004,12 @@ static int retry_client(struct role *r)
 		if (conn_create(&c, r, r->pd, 4, 4))
 			goto out_free;
 		memset(&mine, 0, sizeof(mine));
-		if (conn_setup(&c, &mine, &theirs, &qpp) || ch_sync(r) ||
-		    ch_sync(r)) {
+		if (conn_setup(&c, &mine, &theirs, &qpp) || st_chan_sync(&r->ch) ||
+		    st_chan_sync(&r->ch)) {
 			conn_destroy(&c);
 			goto out_free;
 		}
-		t0 = now_s();
+		t0 = st_now_s();
 		if (post_send1(&c, IBV_WR_RDMA_WRITE, WR_WRITE, buf, 64,
 			       mr->lkey, theirs.mr[0].addr, theirs.mr[0].rkey,
 			       0)) {
@@ -2453,19 +2022,19 @@ static int retry_client(struct role *r)
 				 retry_case_names[k], r->cq_wait_ms);
 			fail++;
 		} else {
-			ms = (now_s() - t0) * 1000;
-			st = qp_state(c.qp);
+			ms = (st_now_s() - t0) * 1000;
+			st = st_qp_state(c.qp);
 			snprintf(res[k], sizeof(res[k]),
 				 "%s: %s after %.0f ms, QP %s",
 				 retry_case_names[k],
 				 ibv_wc_status_str(wc.status), ms,
-				 qp_state_str(st));
+				 st_qp_state_str(st));
 			if (wc.status != IBV_WC_RETRY_EXC_ERR ||
 			    st != IBV_QPS_ERR)
 				fail++;
 		}
-		msg(r, "%s", res[k]);
-		if (ch_send_u64(r, fail)) {
+		st_diag(r->name, "%s", res[k]);
+		if (st_chan_send_u64(&r->ch, fail)) {
 			conn_destroy(&c);
 			goto out_free;
 		}
@@ -2489,15 +2058,15 @@ out_free:
 static int rnr_server(struct role *r)
 {
 	struct qp_params qpp = qp_params(&r->p, 14, 7, 7, 1);
-	struct peer_info mine, theirs;
+	struct st_peer mine, theirs;
 	__u64 v, peer_fail, fail = 0;
 	struct ibv_mr *mr = NULL;
 	size_t first;
 	__u8 *buf;
 	struct conn c;
-	int k, rc = EXIT_FAILED;
+	int k, rc = ST_EXIT_FAIL;
 
-	buf = alloc_buf(RNR_LEN, 0);
+	buf = st_buf_alloc(RNR_LEN, 0);
 	if (!buf)
 		return rc;
 	mr = reg(r, r->pd, buf, RNR_LEN, IBV_ACCESS_LOCAL_WRITE);
@@ -2507,24 +2076,24 @@ static int rnr_server(struct role *r)
 		if (conn_create(&c, r, r->pd, 4, 4))
 			goto out_free;
 		memset(&mine, 0, sizeof(mine));
-		if (conn_setup(&c, &mine, &theirs, &qpp) || ch_sync(r) ||
-		    ch_recv_u64(r, &v)) {	/* the Send is posted */
+		if (conn_setup(&c, &mine, &theirs, &qpp) || st_chan_sync(&r->ch) ||
+		    st_chan_recv_u64(&r->ch, &v)) {	/* the Send is posted */
 			conn_destroy(&c);
 			goto out_free;
 		}
 		if (k == 0) {
-			sleep_ms(r->p.rnr_delay_ms);
+			st_sleep_ms(r->p.rnr_delay_ms);
 			memset(buf, 0, RNR_LEN);
 			if (post_recv(&c, WR_RECV, buf, RNR_LEN, mr->lkey) ||
 			    expect_ok(&c, WR_RECV, "recv after RNR")) {
 				fail++;
 			} else if (count_not(buf, RNR_LEN, 0x3c, &first)) {
-				msg(r, "received data wrong at %zu", first);
+				st_diag(r->name, "received data wrong at %zu", first);
 				fail++;
 			}
 		}
 		/* the client's verdict on this case */
-		if (ch_send_u64(r, fail) || ch_recv_u64(r, &v)) {
+		if (st_chan_send_u64(&r->ch, fail) || st_chan_recv_u64(&r->ch, &v)) {
 			conn_destroy(&c);
 			goto out_free;
 		}
@@ -2540,7 +2109,7 @@ out_free:
 
 static int rnr_client(struct role *r)
 {
-	struct peer_info mine, theirs;
+	struct st_peer mine, theirs;
 	__u64 v, peer_fail, fail = 0;
 	struct ibv_mr *mr = NULL;
 	char res[2][160];
@@ -2549,9 +2118,9 @@ static int rnr_client(struct role *r)
 	double t0, ms;
 	__u8 *buf;
 	struct conn c;
-	int k, rc = EXIT_FAILED;
+	int k, rc = ST_EXIT_FAIL;
 
-	buf = alloc_buf(RNR_LEN, 0x3c);
+	buf = st_buf_alloc(RNR_LEN, 0x3c);
 	if (!buf)
 		return rc;
 	mr = reg(r, r->pd, buf, RNR_LEN, IBV_ACCESS_LOCAL_WRITE);
@@ -2563,13 +2132,13 @@ static int rnr_client(struct role *r)
 		if (conn_create(&c, r, r->pd, 4, 4))
 			goto out_free;
 		memset(&mine, 0, sizeof(mine));
-		if (conn_setup(&c, &mine, &theirs, &qpp) || ch_sync(r)) {
+		if (conn_setup(&c, &mine, &theirs, &qpp) || st_chan_sync(&r->ch)) {
 			conn_destroy(&c);
 			goto out_free;
 		}
-		t0 = now_s();
+		t0 = st_now_s();
 		if (post_send1(&c, IBV_WR_SEND, WR_SEND, buf, RNR_LEN,
-			       mr->lkey, 0, 0, 0) || ch_send_u64(r, 1)) {
+			       mr->lkey, 0, 0, 0) || st_chan_send_u64(&r->ch, 1)) {
 			conn_destroy(&c);
 			goto out_free;
 		}
@@ -2578,7 +2147,7 @@ static int rnr_client(struct role *r)
 				 "rnr_retry %u: no completion", qpp.rnr_retry);
 			fail++;
 		} else {
-			ms = (now_s() - t0) * 1000;
+			ms = (st_now_s() - t0) * 1000;
 			snprintf(res[k], sizeof(res[k]),
 				 "rnr_retry %u: %s after %.0f ms",
 				 qpp.rnr_retry, ibv_wc_status_str(wc.status),
@@ -2589,8 +2158,8 @@ static int rnr_client(struct role *r)
 			if (k == 1 && wc.status != IBV_WC_RNR_RETRY_EXC_ERR)
 				fail++;
 		}
-		msg(r, "%s", res[k]);
-		if (ch_recv_u64(r, &v) || ch_send_u64(r, fail)) {
+		st_diag(r->name, "%s", res[k]);
+		if (st_chan_recv_u64(&r->ch, &v) || st_chan_send_u64(&r->ch, fail)) {
 			conn_destroy(&c);
 			goto out_free;
 		}
@@ -2650,7 +2219,7 @@ static const struct access_case access_cases[] = {
 	  512, 8, false, true },
 };
 
-#define ACCESS_NCASES ARRAY_SIZE(access_cases)
+#define ACCESS_NCASES ST_ARRAY_SIZE(access_cases)
 
 static __u8 acc_pattern(int mr, size_t i)
 {
@@ -2668,18 +2237,18 @@ static int access_server(struct role *r)
 	};
 	__u8 *buf[MR_N] = {}, *want[MR_N] = {};
 	struct ibv_mr *mr[MR_N] = {};
-	struct peer_info mine, theirs;
+	struct st_peer mine, theirs;
 	__u64 v, bad, fail = 0, peer_fail;
 	const struct access_case *ac;
 	size_t i, first = 0;
 	struct conn c;
-	int m, rc = EXIT_FAILED;
+	int m, rc = ST_EXIT_FAIL;
 	unsigned int k;
 
 	/* one spare page each side, so no MR borders another */
 	for (m = 0; m < MR_N; m++) {
-		buf[m] = alloc_buf(3 * ACC_LEN, 0xee);
-		want[m] = alloc_buf(ACC_LEN, 0);
+		buf[m] = st_buf_alloc(3 * ACC_LEN, 0xee);
+		want[m] = st_buf_alloc(ACC_LEN, 0);
 		if (!buf[m] || !want[m])
 			goto out_free;
 		for (i = 0; i < ACC_LEN; i++)
@@ -2695,9 +2264,9 @@ static int access_server(struct role *r)
 			goto out_free;
 		memset(&mine, 0, sizeof(mine));
 		for (m = 0; m < MR_N; m++)
-			add_mr(&mine, mr[m]);
-		if (conn_setup(&c, &mine, &theirs, &qpp) || ch_sync(r) ||
-		    ch_recv_u64(r, &v)) {	/* the client's completion */
+			st_peer_add_mr(&mine, mr[m]);
+		if (conn_setup(&c, &mine, &theirs, &qpp) || st_chan_sync(&r->ch) ||
+		    st_chan_recv_u64(&r->ch, &v)) {	/* the client's completion */
 			conn_destroy(&c);
 			goto out_free;
 		}
@@ -2719,15 +2288,15 @@ static int access_server(struct role *r)
 				}
 			}
 			if (bad) {
-				msg(r, "%s: MR %d: %llu bytes changed, first at %zd",
-				    ac->name, m, bad, (ssize_t)first - ACC_LEN);
+				st_diag(r->name, "%s: MR %d: %llu bytes changed, first at %zd",
+					ac->name, m, bad, (ssize_t)first - ACC_LEN);
 				fail++;
 				/* start the next case from what is there */
 				memcpy(want[m], buf[m] + ACC_LEN, ACC_LEN);
 				bad = 0;
 			}
 		}
-		if (ch_send_u64(r, fail)) {
+		if (st_chan_send_u64(&r->ch, fail)) {
 			conn_destroy(&c);
 			goto out_free;
 		}
@@ -2747,7 +2316,7 @@ out_free:
 static int access_client(struct role *r)
 {
 	struct qp_params qpp = qp_params(&r->p, 14, 7, 7, 12);
-	struct peer_info mine, theirs;
+	struct st_peer mine, theirs;
 	const struct access_case *ac;
 	__u64 v, fail = 0, mem_fail = 0, peer_fail, raddr;
 	enum ibv_wc_status want;
@@ -2759,9 +2328,9 @@ static int access_client(struct role *r)
 	__u32 rkey;
 	__u8 *buf;
 	struct conn c;
-	int rc = EXIT_FAILED, ok;
+	int rc = ST_EXIT_FAIL, ok;
 
-	buf = alloc_buf(ACC_LEN, 0);
+	buf = st_buf_alloc(ACC_LEN, 0);
 	if (!buf)
 		return rc;
 	mr = reg(r, r->pd, buf, ACC_LEN, IBV_ACCESS_LOCAL_WRITE);
@@ -2777,13 +2346,13 @@ static int access_client(struct role *r)
 		if (conn_create(&c, r, r->pd, 4, 4))
 			goto out_free;
 		memset(&mine, 0, sizeof(mine));
-		if (conn_setup(&c, &mine, &theirs, &qpp) || ch_sync(r)) {
+		if (conn_setup(&c, &mine, &theirs, &qpp) || st_chan_sync(&r->ch)) {
 			conn_destroy(&c);
 			goto out_free;
 		}
 		if (theirs.nmr != MR_N) {
-			msg(r, "peer exposes %u MRs, want %d", theirs.nmr,
-			    MR_N);
+			st_diag(r->name, "peer exposes %u MRs, want %d", theirs.nmr,
+				MR_N);
 			conn_destroy(&c);
 			goto out_free;
 		}
@@ -2817,15 +2386,15 @@ static int access_client(struct role *r)
 			for (i = 0; i < ac->len; i++)
 				if (buf[i] != acc_pattern(ac->mr, ac->off + i))
 					ok = 0;
-		if (ch_send_u64(r, wc.status) || ch_recv_u64(r, &v)) {
+		if (st_chan_send_u64(&r->ch, wc.status) || st_chan_recv_u64(&r->ch, &v)) {
 			conn_destroy(&c);
 			goto out_free;
 		}
-		msg(r, "%-40s -> %s%s%s", ac->name,
-		    (int)wc.status < 0 ? "no completion" :
-		    ibv_wc_status_str(wc.status),
-		    ok ? "" : " (WRONG)",
-		    v > mem_fail ? ", target memory CHANGED" : "");
+		st_diag(r->name, "%-40s -> %s%s%s", ac->name,
+			(int)wc.status < 0 ? "no completion" :
+			ibv_wc_status_str(wc.status),
+			ok ? "" : " (WRONG)",
+			v > mem_fail ? ", target memory CHANGED" : "");
 		if (!ok) {
 			fail++;
 			off += snprintf(line + off, sizeof(line) - off,
@@ -2851,53 +2420,6 @@ out_free:
 
 /* --- scribble ------------------------------------------------------------- */
 
-struct range {
-	uintptr_t start, end;
-};
-
-/* The mappings of the uverbs device: the rings of the rxe ABI. */
-static int uverbs_maps(struct range *out, int max)
-{
-	char line[512], path[256];
-	unsigned long s, e;
-	FILE *f = fopen("/proc/self/maps", "r");
-	int n = 0;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f) && n < max) {
-		path[0] = 0;
-		if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %255s", &s, &e,
-			   path) < 2)
-			continue;
-		if (strstr(path, "/infiniband/uverbs")) {
-			out[n].start = s;
-			out[n].end = e;
-			n++;
-		}
-	}
-	fclose(f);
-	return n;
-}
-
-/* A plausible rxe_queue_buf header for a mapping of @len bytes. */
-static bool ring_plausible(const struct rxe_queue_buf *q, size_t len)
-{
-	__u64 slots = (__u64)q->index_mask + 1;
-
-	if (len < sizeof(*q) || q->log2_elem_size < 4 ||
-	    q->log2_elem_size > 16 || slots & (slots - 1) || slots > 1 << 20)
-		return false;
-	return sizeof(*q) + (slots << q->log2_elem_size) <= len &&
-	       q->producer_index <= q->index_mask &&
-	       q->consumer_index <= q->index_mask;
-}
-
-static void *ring_slot(struct rxe_queue_buf *q, __u32 idx)
-{
-	return q->data + ((size_t)(idx & q->index_mask) << q->log2_elem_size);
-}
-
 struct scribble {
 	struct role *r;
 	struct ibv_pd *vpd;		/* victim PD: nothing else lives in it */
@@ -2909,7 +2431,7 @@ struct scribble {
 	struct conn ha, hb;		/* the healthy pair */
 	__u8 *hsrc, *hdst, *hrcv;
 	struct ibv_mr *hsrc_mr, *hdst_mr, *hrcv_mr;
-	struct peer_info ha_info, hb_info;
+	struct st_peer ha_info, hb_info;
 	__u64 rnd;
 	/* counters */
 	__u64 victim_err, victim_ok, victim_stalled, victim_stuck;
@@ -2927,7 +2449,7 @@ static const char *const scr_mode_names[] = { "random", "fields", "opcode" };
 static int scr_connect_pair(struct scribble *s, struct conn *a,
 			    struct conn *b, const struct qp_params *qpp)
 {
-	struct peer_info ia, ib;
+	struct st_peer ia, ib;
 
 	local_info(a, &ia);
 	local_info(b, &ib);
@@ -2941,8 +2463,8 @@ static int scr_connect_pair(struct scribble *s, struct conn *a,
  * Create the victim pair; find its send ring: of the uverbs mappings that
  * the QP's creation added, the one whose slot holds our probe's wr_id.
  */
-static int scr_victim_up(struct scribble *s, struct range *before,
-			 struct range *after, int max)
+static int scr_victim_up(struct scribble *s, struct st_range *before,
+			 struct st_range *after, int max)
 {
 	struct qp_params qpp = { .timeout = 8, .retry_cnt = 0,
 				 .rnr_retry = 0, .min_rnr_timer = 1 };
@@ -2954,10 +2476,10 @@ static int scr_victim_up(struct scribble *s, struct range *before,
 	while (ibv_poll_cq(s->vhold.cq, 1, &wc) > 0)
 		;
 	s->sq = NULL;
-	nb = uverbs_maps(before, max);
+	nb = st_uverbs_maps(before, max);
 	if (conn_create_ex(&s->va, s->r, s->vpd, 16, 1, &s->vhold))
 		return -1;
-	na = uverbs_maps(after, max);
+	na = st_uverbs_maps(after, max);
 	if (conn_create(&s->vb, s->r, s->vpd, 4, 4) ||
 	    scr_connect_pair(s, &s->va, &s->vb, &qpp))
 		return -1;
@@ -2972,9 +2494,9 @@ static int scr_victim_up(struct scribble *s, struct range *before,
 		if (j < nb)
 			continue;
 		q = (struct rxe_queue_buf *)after[i].start;
-		if (!ring_plausible(q, after[i].end - after[i].start))
+		if (!st_ring_plausible(q, after[i].end - after[i].start))
 			continue;
-		if (!memcmp(ring_slot(q, q->producer_index - 1),
+		if (!memcmp(st_ring_slot(q, q->producer_index - 1),
 			    &(__u64){ SCR_MAGIC }, 8)) {
 			s->sq = q;
 			return 0;
@@ -2991,7 +2513,7 @@ static int scr_corrupt(struct scribble *s, int mode)
 	__u32 cons = __atomic_load_n(&q->consumer_index, __ATOMIC_ACQUIRE);
 	size_t esz = (size_t)1 << q->log2_elem_size, wsz, off;
 	__u32 free_slots = (cons - prod - 1) & q->index_mask;
-	__u32 n = 1 + rnd_next(&s->rnd) % 4, i, k, nw;
+	__u32 n = 1 + st_rnd_next(&s->rnd) % 4, i, k, nw;
 	__u8 tmpl[1 << 16];
 	__u8 *slot;
 	__u64 v;
@@ -2999,22 +2521,22 @@ static int scr_corrupt(struct scribble *s, int mode)
 	if (free_slots < n + 2)
 		return -1;
 	/* the probe's WQE: a valid template */
-	memcpy(tmpl, ring_slot(q, prod - 1), esz);
+	memcpy(tmpl, st_ring_slot(q, prod - 1), esz);
 	wsz = sizeof(struct rxe_send_wqe) + sizeof(struct rxe_sge);
 	if (wsz > esz)
 		wsz = esz;
 	for (i = 0; i < n; i++) {
-		slot = ring_slot(q, prod + i);
+		slot = st_ring_slot(q, prod + i);
 		switch (mode) {
 		case 0:		/* all random */
-			rnd_fill(slot, esz, rnd_next(&s->rnd));
+			st_rnd_fill(slot, esz, st_rnd_next(&s->rnd));
 			break;
 		case 1:		/* valid WQE, a few random 32-bit words */
 			memcpy(slot, tmpl, esz);
-			nw = 1 + rnd_next(&s->rnd) % 4;
+			nw = 1 + st_rnd_next(&s->rnd) % 4;
 			for (k = 0; k < nw; k++) {
-				off = (rnd_next(&s->rnd) % (wsz / 4)) * 4;
-				v = rnd_next(&s->rnd);
+				off = (st_rnd_next(&s->rnd) % (wsz / 4)) * 4;
+				v = st_rnd_next(&s->rnd);
 				/* half of them: small values, e.g. opcodes */
 				if (v & 1)
 					v = (v >> 1) % 40;
@@ -3024,9 +2546,9 @@ static int scr_corrupt(struct scribble *s, int mode)
 		default:	/* valid WQE, another opcode and flags */
 			memcpy(slot, tmpl, esz);
 			((struct rxe_send_wqe *)slot)->wr.opcode =
-				rnd_next(&s->rnd) % 24;
+				st_rnd_next(&s->rnd) % 24;
 			((struct rxe_send_wqe *)slot)->wr.send_flags =
-				rnd_next(&s->rnd) & 0x1f;
+				st_rnd_next(&s->rnd) & 0x1f;
 			break;
 		}
 	}
@@ -3042,14 +2564,14 @@ static int scr_corrupt(struct scribble *s, int mode)
  */
 static void scr_outcome(struct scribble *s, __u64 round)
 {
-	double end = now_s() + 3, err_at = 0;
+	double end = st_now_s() + 3, err_at = 0;
 	bool done = false;
 	struct ibv_wc wc;
 	const char *what;
 	int st;
 
-	while (!done && now_s() < end) {
-		if (err_at && now_s() > err_at + 0.15)
+	while (!done && st_now_s() < end) {
+		if (err_at && st_now_s() > err_at + 0.15)
 			break;
 		if (wait_cqe_ms(&s->va, &wc, 100))
 			continue;
@@ -3057,11 +2579,11 @@ static void scr_outcome(struct scribble *s, __u64 round)
 		if (wc.status == IBV_WC_WR_FLUSH_ERR)
 			s->flushed++;
 		if (wc.status != IBV_WC_SUCCESS && !err_at)
-			err_at = now_s();
+			err_at = st_now_s();
 		if (wc.wr_id == SCR_REAL)
 			done = true;
 	}
-	st = qp_state(s->va.qp);
+	st = st_qp_state(s->va.qp);
 	if (done && (err_at || st == IBV_QPS_ERR)) {
 		s->victim_err++;
 		what = "error, queue flushed";
@@ -3077,8 +2599,8 @@ static void scr_outcome(struct scribble *s, __u64 round)
 	}
 	if (s->r->verbose > 1 || (!done && s->victim_stalled +
 				  s->victim_stuck <= 3))
-		msg(s->r, "round %llu: victim %s (QP %s)", round, what,
-		    qp_state_str(st));
+		st_diag(s->r->name, "round %llu: victim %s (QP %s)", round, what,
+			st_qp_state_str(st));
 }
 
 /* Write random data, Send it too; both must arrive intact. */
@@ -3087,7 +2609,7 @@ static int scr_healthy(struct scribble *s, __u64 round)
 	struct ibv_wc wc;
 	int got = 0;
 
-	rnd_fill(s->hsrc, SCR_LEN, rnd_seed(s->rnd, round));
+	st_rnd_fill(s->hsrc, SCR_LEN, st_rnd_seed(s->rnd, round));
 	memset(s->hrcv, 0, SCR_LEN);
 	if (post_recv(&s->hb, WR_RECV, s->hrcv, SCR_LEN, s->hrcv_mr->lkey) ||
 	    post_send1(&s->ha, IBV_WR_RDMA_WRITE, WR_WRITE, s->hsrc, SCR_LEN,
@@ -3100,8 +2622,8 @@ static int scr_healthy(struct scribble *s, __u64 round)
 		return -1;
 	if (wait_cqe(&s->hb, &wc) || wc.status != IBV_WC_SUCCESS ||
 	    wc.byte_len != SCR_LEN) {
-		msg(s->r, "healthy recv: %s len %u",
-		    ibv_wc_status_str(wc.status), wc.byte_len);
+		st_diag(s->r->name, "healthy recv: %s len %u",
+			ibv_wc_status_str(wc.status), wc.byte_len);
 		return -1;
 	}
 	if (memcmp(s->hsrc, s->hdst, SCR_LEN))
@@ -3109,8 +2631,8 @@ static int scr_healthy(struct scribble *s, __u64 round)
 	if (memcmp(s->hsrc, s->hrcv, SCR_LEN))
 		got |= 2;
 	if (got) {
-		msg(s->r, "round %llu: healthy pair data wrong (%s%s)",
-		    round, got & 1 ? "Write" : "", got & 2 ? " Send" : "");
+		st_diag(s->r->name, "round %llu: healthy pair data wrong (%s%s)",
+			round, got & 1 ? "Write" : "", got & 2 ? " Send" : "");
 		return -1;
 	}
 	s->healthy_ok++;
@@ -3121,21 +2643,21 @@ static int scribble_run(struct role *r)
 {
 	struct line sum = {};
 	struct qp_params qpp = qp_params(&r->p, 14, 7, 7, 12);
-	struct range *before = NULL, *after = NULL;
+	struct st_range *before = NULL, *after = NULL;
 	struct scribble s = { .r = r };
 	const char *mode_opt = opt.scribble_mode;
-	int rc = EXIT_FAILED, e, mode;
+	int rc = ST_EXIT_FAIL, e, mode;
 	__u64 round = 1, skipped = 0;
-	double t0 = now_s();
+	double t0 = st_now_s();
 
-	s.rnd = rnd_seed(r->p.seed, 0x5c);
+	s.rnd = st_rnd_seed(r->p.seed, 0x5c);
 	before = calloc(4096, sizeof(*before));
 	after = calloc(4096, sizeof(*after));
 	s.vpd = ibv_alloc_pd(r->dev->ctx);
-	s.vbuf = alloc_buf(SCR_LEN, 0);
-	s.hsrc = alloc_buf(SCR_LEN, 0);
-	s.hdst = alloc_buf(SCR_LEN, 0);
-	s.hrcv = alloc_buf(SCR_LEN, 0);
+	s.vbuf = st_buf_alloc(SCR_LEN, 0);
+	s.hsrc = st_buf_alloc(SCR_LEN, 0);
+	s.hdst = st_buf_alloc(SCR_LEN, 0);
+	s.hrcv = st_buf_alloc(SCR_LEN, 0);
 	if (!before || !after || !s.vpd || !s.vbuf || !s.hsrc || !s.hdst ||
 	    !s.hrcv)
 		goto out;
@@ -3152,25 +2674,25 @@ static int scribble_run(struct role *r)
 	    scr_connect_pair(&s, &s.ha, &s.hb, &qpp))
 		goto out;
 	if (scr_healthy(&s, 0)) {
-		msg(r, "the healthy pair fails before any scribbling");
+		st_diag(r->name, "the healthy pair fails before any scribbling");
 		goto out;
 	}
 
-	t0 = now_s();
+	t0 = st_now_s();
 	for (round = 1; round <= r->p.rounds; round++) {
 		if (stopped()) {
-			msg(r, "interrupted in round %llu", round);
+			st_diag(r->name, "interrupted in round %llu", round);
 			goto out;
 		}
 		e = scr_victim_up(&s, before, after, 4096);
 		if (e < 0) {
-			msg(r, "round %llu: cannot set up the victim",
-			    round);
+			st_diag(r->name, "round %llu: cannot set up the victim",
+				round);
 			goto out_victim;
 		}
 		if (e > 0) {
 			puts("scribble: SKIP no send ring in the uverbs mmaps (not rxe ABI?)");
-			rc = EXIT_SKIPPED;
+			rc = ST_EXIT_SKIP;
 			goto out_victim;
 		}
 		for (mode = 0; mode < 3; mode++)
@@ -3179,8 +2701,8 @@ static int scribble_run(struct role *r)
 		if (mode == 3)
 			mode = round % 3;
 		if (r->verbose > 1)
-			msg(r, "round %llu: %s scribble", round,
-			    scr_mode_names[mode]);
+			st_diag(r->name, "round %llu: %s scribble", round,
+				scr_mode_names[mode]);
 		if (scr_corrupt(&s, mode)) {
 			skipped++;
 		} else {
@@ -3196,28 +2718,29 @@ static int scribble_run(struct role *r)
 		conn_destroy(&s.va);
 		conn_destroy(&s.vb);
 		if (scr_healthy(&s, round)) {
-			msg(r, "round %llu: the healthy pair broke",
-			    round);
+			st_diag(r->name, "round %llu: the healthy pair broke",
+				round);
 			goto out;
 		}
 		if (r->verbose && round % 100 == 0)
-			msg(r, "round %llu: victim err %llu ok %llu stalled %llu stuck %llu",
-			    round, s.victim_err, s.victim_ok, s.victim_stalled,
-			    s.victim_stuck);
+			st_diag(r->name,
+				"round %llu: victim err %llu ok %llu stalled %llu stuck %llu",
+				round, s.victim_err, s.victim_ok, s.victim_stalled,
+				s.victim_stuck);
 	}
-	rc = EXIT_PASS;
+	rc = ST_EXIT_PASS;
 	if (opt.strict && (s.victim_stalled || s.victim_stuck)) {
-		msg(r, "--strict: every victim must complete or flush");
-		rc = EXIT_FAILED;
+		st_diag(r->name, "--strict: every victim must complete or flush");
+		rc = ST_EXIT_FAIL;
 	}
 	if (skipped)
-		msg(r, "%llu rounds found the ring too full", skipped);
+		st_diag(r->name, "%llu rounds found the ring too full", skipped);
 	goto out;
 out_victim:
 	conn_destroy(&s.va);
 	conn_destroy(&s.vb);
 out:
-	if (rc != EXIT_SKIPPED) {
+	if (rc != ST_EXIT_SKIP) {
 		line_add(&sum, "scribble: %s rounds %llu", rc ? "FAIL" : "PASS",
 			 round - 1);
 		line_add(&sum, " (random %llu fields %llu opcode %llu)",
@@ -3229,7 +2752,7 @@ out:
 		line_add(&sum, " cqes %llu (flushed %llu)", s.cqes, s.flushed);
 		line_add(&sum, " post_fail %llu healthy_transfers %llu",
 			 s.posted_fail, s.healthy_ok);
-		line_add(&sum, " elapsed %.1f s", now_s() - t0);
+		line_add(&sum, " elapsed %.1f s", st_now_s() - t0);
 		line_print(&sum);
 	}
 	conn_destroy(&s.ha);
@@ -3273,15 +2796,15 @@ static int fair_server(struct role *r)
 	const struct params *p = &r->p;
 	size_t len = 3 * FAIR_SMALL + (size_t)p->size;
 	struct qp_params qpp = qp_params(p, 14, 7, 7, 12);
-	struct peer_info mine = {}, theirs1, theirs2;
+	struct st_peer mine = {}, theirs1, theirs2;
 	__u64 peer_fail, v = 0, peer_v = 0, n = 0;
 	struct ibv_mr *mr = NULL;
 	struct conn c1 = {}, c2 = {};
 	size_t first;
 	__u8 *buf;
-	int rc = EXIT_FAILED;
+	int rc = ST_EXIT_FAIL;
 
-	buf = alloc_buf(len, 0);
+	buf = st_buf_alloc(len, 0);
 	if (!buf || conn_create(&c1, r, r->pd, 4, 4) ||
 	    conn_create(&c2, r, r->pd, 4, 4))
 		goto out_destroy;
@@ -3290,16 +2813,16 @@ static int fair_server(struct role *r)
 		 IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
 	if (!mr)
 		goto out_destroy;
-	add_mr(&mine, mr);
+	st_peer_add_mr(&mine, mr);
 	if (conn_setup(&c1, &mine, &theirs1, &qpp) ||
-	    conn_setup(&c2, &mine, &theirs2, &qpp) || ch_sync(r) ||
-	    ch_swap(r, &v, &peer_v, 1))
+	    conn_setup(&c2, &mine, &theirs2, &qpp) || st_chan_sync(&r->ch) ||
+	    st_chan_swap(&r->ch, &v, &peer_v, 1))
 		goto out_destroy;
 	/* The client is done: Y holds what the fenced Write carried. */
 	n = count_not(buf + FAIR_SMALL, FAIR_SMALL, FAIR_PATTERN, &first);
 	if (n)
-		msg(r, "Y: %llu bytes not what the Read got (at %zu: %#x): fence broken",
-		    n, first, buf[FAIR_SMALL + first]);
+		st_diag(r->name, "Y: %llu bytes not what the Read got (at %zu: %#x): fence broken",
+			n, first, buf[FAIR_SMALL + first]);
 	rc = final_verdict(r, n != 0, &peer_fail);
 out_destroy:
 	conn_destroy(&c2);
@@ -3324,12 +2847,12 @@ static void fair_take_qp1(struct role *r, struct fair_qp1 *q,
 	q->done++;
 	if (wc->status != IBV_WC_SUCCESS || wc->wr_id != q->done) {
 		if (q->bad++ < 5)
-			msg(r, "QP1: CQE %u: wr_id %llu %s, want %u success",
-			    q->done, (unsigned long long)wc->wr_id,
-			    ibv_wc_status_str(wc->status), q->done);
+			st_diag(r->name, "QP1: CQE %u: wr_id %llu %s, want %u success",
+				q->done, (unsigned long long)wc->wr_id,
+				ibv_wc_status_str(wc->status), q->done);
 	}
 	if (wc->wr_id == FAIR_READ)
-		q->read_done = now_s();
+		q->read_done = st_now_s();
 }
 
 /* Take QP1's completions that are there. */
@@ -3351,13 +2874,13 @@ static double fair_stream(struct role *r, struct conn *c2, __u8 *src,
 			  struct fair_qp1 *q)
 {
 	__u32 size = r->p.size, inflight = 0;
-	double t0 = now_s(), end = t0 + ms / 1000.0, t;
+	double t0 = st_now_s(), end = t0 + ms / 1000.0, t;
 	__u64 bytes = 0;
 	struct ibv_wc wc[FAIR_DEPTH];
 	int i, n;
 
 	for (;;) {
-		t = now_s();
+		t = st_now_s();
 		while (t < end && inflight < FAIR_DEPTH) {
 			if (post_send1(c2, IBV_WR_RDMA_WRITE, WR_WRITE, src,
 				       size, lkey, raddr, rkey, 0))
@@ -3371,8 +2894,8 @@ static double fair_stream(struct role *r, struct conn *c2, __u8 *src,
 			return -1;
 		for (i = 0; i < n; i++) {
 			if (wc[i].status != IBV_WC_SUCCESS) {
-				msg(r, "QP2: Write: %s",
-				    ibv_wc_status_str(wc[i].status));
+				st_diag(r->name, "QP2: Write: %s",
+					ibv_wc_status_str(wc[i].status));
 				return -1;
 			}
 			inflight--;
@@ -3381,9 +2904,9 @@ static double fair_stream(struct role *r, struct conn *c2, __u8 *src,
 		}
 		if (q && t < end)
 			fair_poll_qp1(r, q);
-		if (stopped() || now_s() > end + 30) {
-			msg(r, "QP2: %u Writes not completed 30 s after the window",
-			    inflight);
+		if (stopped() || st_now_s() > end + 30) {
+			st_diag(r->name, "QP2: %u Writes not completed 30 s after the window",
+				inflight);
 			return -1;
 		}
 	}
@@ -3401,7 +2924,7 @@ static int fair_client(struct role *r)
 	 * the window is over: every 1 s (timeout 18), 7 times at most.
 	 */
 	struct qp_params qpp1 = { 18, 7, 7, 12 };
-	struct peer_info mine = {}, theirs1, theirs2;
+	struct st_peer mine = {}, theirs1, theirs2;
 	struct ibv_send_wr wrs[FAIR_WRS], *bad;
 	struct ibv_sge sges[FAIR_WRS];
 	__u64 fail = 0, peer_fail, v = 0, peer_v, raddr;
@@ -3411,9 +2934,9 @@ static int fair_client(struct role *r)
 	double alone1, alone2, fenced, alone, t_post, in_window;
 	__u32 rkey, i, done_in_window;
 	__u8 *buf, *l, *w;
-	int rc = EXIT_FAILED;
+	int rc = ST_EXIT_FAIL;
 
-	buf = alloc_buf(len, 0x33);
+	buf = st_buf_alloc(len, 0x33);
 	if (!buf || conn_create(&c1, r, r->pd, FAIR_WRS + 1, 1) ||
 	    conn_create(&c2, r, r->pd, FAIR_DEPTH + 1, 1))
 		goto out_destroy;
@@ -3425,12 +2948,12 @@ static int fair_client(struct role *r)
 		goto out_destroy;
 	if (theirs1.nmr < 1 ||
 	    theirs1.mr[0].len < 3 * FAIR_SMALL + (size_t)p->size) {
-		msg(r, "peer buffer too small");
+		st_diag(r->name, "peer buffer too small");
 		goto out_destroy;
 	}
 	raddr = theirs1.mr[0].addr;
 	rkey = theirs1.mr[0].rkey;
-	if (ch_sync(r))
+	if (st_chan_sync(&r->ch))
 		goto out_destroy;
 	q.c = &c1;
 
@@ -3452,23 +2975,23 @@ static int fair_client(struct role *r)
 		__u32 id = i + 1;
 
 		if (id == FAIR_READ)
-			wr_init(&wrs[i], &sges[i], IBV_WR_RDMA_READ, id, l,
-				FAIR_SMALL, mr->lkey, raddr, rkey,
-				IBV_SEND_SIGNALED);
+			st_wr_init(&wrs[i], &sges[i], IBV_WR_RDMA_READ, id, l,
+				   FAIR_SMALL, mr->lkey, raddr, rkey,
+				   IBV_SEND_SIGNALED);
 		else if (id == FAIR_FENCED)
-			wr_init(&wrs[i], &sges[i], IBV_WR_RDMA_WRITE, id, l,
-				FAIR_SMALL, mr->lkey, raddr + FAIR_SMALL, rkey,
-				IBV_SEND_SIGNALED | IBV_SEND_FENCE);
+			st_wr_init(&wrs[i], &sges[i], IBV_WR_RDMA_WRITE, id, l,
+				   FAIR_SMALL, mr->lkey, raddr + FAIR_SMALL, rkey,
+				   IBV_SEND_SIGNALED | IBV_SEND_FENCE);
 		else
-			wr_init(&wrs[i], &sges[i], IBV_WR_RDMA_WRITE, id, w,
-				FAIR_SMALL, mr->lkey, raddr + 2 * FAIR_SMALL,
-				rkey, IBV_SEND_SIGNALED);
+			st_wr_init(&wrs[i], &sges[i], IBV_WR_RDMA_WRITE, id, w,
+				   FAIR_SMALL, mr->lkey, raddr + 2 * FAIR_SMALL,
+				   rkey, IBV_SEND_SIGNALED);
 		wrs[i].next = i + 1 < FAIR_WRS ? &wrs[i + 1] : NULL;
 	}
-	t_post = now_s();
+	t_post = st_now_s();
 	i = ibv_post_send(c1.qp, wrs, &bad);
 	if (i) {
-		msg(r, "QP1: post_send: %s", strerror(i));
+		st_diag(r->name, "QP1: post_send: %s", strerror(i));
 		goto out_destroy;
 	}
 	printf("# fenced window begins\n");
@@ -3498,28 +3021,31 @@ static int fair_client(struct role *r)
 	alone = (alone1 + alone2) / 2;
 
 	if (q.done != FAIR_WRS || q.bad) {
-		msg(r, "QP1: %u of %u completions, %u wrong", q.done,
-		    FAIR_WRS, q.bad);
+		st_diag(r->name, "QP1: %u of %u completions, %u wrong", q.done,
+			FAIR_WRS, q.bad);
 		fail = 1;
 	}
 	/* The scenario holds only if QP1 stayed fenced through the window. */
 	if (!q.read_done || q.read_done < in_window) {
-		msg(r, "the Read completed %.0f ms after the post, in the window: not held back",
-		    q.read_done ? (q.read_done - t_post) * 1e3 : -1.0);
+		st_diag(r->name,
+			"the Read completed %.0f ms after the post, in the window: not held back",
+			q.read_done ? (q.read_done - t_post) * 1e3 : -1.0);
 		fail = 1;
 	}
 	if (done_in_window != FAIR_READ - 1) {
-		msg(r, "QP1: %u completions during the window, want the %u before the Read",
-		    done_in_window, FAIR_READ - 1);
+		st_diag(r->name,
+			"QP1: %u completions during the window, want the %u before the Read",
+			done_in_window, FAIR_READ - 1);
 		fail = 1;
 	}
 	if (fenced < 0.8 * alone) {
-		msg(r, "QP2 beside fenced QP1: %.1f MiB/s, %.0f%% of alone (%.1f, %.1f) < 80%%",
-		    fenced / 1048576, 100 * fenced / alone, alone1 / 1048576,
-		    alone2 / 1048576);
+		st_diag(r->name,
+			"QP2 beside fenced QP1: %.1f MiB/s, %.0f%% of alone (%.1f, %.1f) < 80%%",
+			fenced / 1048576, 100 * fenced / alone, alone1 / 1048576,
+			alone2 / 1048576);
 		fail = 1;
 	}
-	if (ch_swap(r, &v, &peer_v, 1))
+	if (st_chan_swap(&r->ch, &v, &peer_v, 1))
 		goto out_destroy;
 	rc = final_verdict(r, fail || stopped(), &peer_fail);
 	line_add(&sum, "fair: %s QP2 %u B Writes: alone %.1f/%.1f MiB/s, ",
@@ -3541,27 +3067,57 @@ out_destroy:
 	return rc;
 }
 
-/* --- roles, main ---------------------------------------------------------- */
+/* --- the tests, roles, main ---------------------------------------------- */
+
+static int order_client(struct role *r)
+{
+	return order_run(r, false);
+}
+
+static int awrite_client(struct role *r)
+{
+	return order_run(r, true);
+}
 
 typedef int (*role_fn)(struct role *r);
 
-static const role_fn server_fns[T_COUNT] = {
-	[T_ORDER] = order_server, [T_INTEGRITY] = integrity_server,
-	[T_AWRITE] = awrite_server, [T_FENCE] = fence_server,
-	[T_SOLICIT] = solicit_server, [T_OVERRUN] = overrun_server,
-	[T_XFER] = xfer_server, [T_FAIR] = fair_server,
-	[T_RETRY] = retry_server, [T_RNR] = rnr_server,
-	[T_ACCESS] = access_server,
+/* rc_tests[] flags */
+#define RC_SOLO		0x1	/* --loop only: .client drives both ends */
+
+/*
+ * The tests, by their subcommand name. A test's number (its place here,
+ * from 1) goes to the server in the hello: append new tests at the end.
+ */
+static const struct rc_test {
+	const char *name;
+	role_fn server, client;
+	unsigned int flags;
+} rc_tests[] = {
+	{ .name = "order", .server = order_server, .client = order_client },
+	{ .name = "integrity", .server = integrity_server, .client = integrity_client },
+	{ .name = "retry", .server = retry_server, .client = retry_client },
+	{ .name = "rnr", .server = rnr_server, .client = rnr_client },
+	{ .name = "access", .server = access_server, .client = access_client },
+	{ .name = "scribble", .client = scribble_run, .flags = RC_SOLO },
+	{ .name = "awrite", .server = awrite_server, .client = awrite_client },
+	{ .name = "fence", .server = fence_server, .client = fence_client },
+	{ .name = "solicit", .server = solicit_server, .client = solicit_client },
+	{ .name = "overrun", .server = overrun_server, .client = overrun_client },
+	{ .name = "xfer", .server = xfer_server, .client = xfer_client },
+	{ .name = "fair", .server = fair_server, .client = fair_client },
 };
 
-static const role_fn client_fns[T_COUNT] = {
-	[T_ORDER] = order_client, [T_INTEGRITY] = integrity_client,
-	[T_AWRITE] = order_client, [T_FENCE] = fence_client,
-	[T_SOLICIT] = solicit_client, [T_OVERRUN] = overrun_client,
-	[T_XFER] = xfer_client, [T_FAIR] = fair_client,
-	[T_RETRY] = retry_client, [T_RNR] = rnr_client,
-	[T_ACCESS] = access_client,
-};
+/* Test number @id (from 1), NULL if there is none. */
+static const struct rc_test *rc_test(__u64 id)
+{
+	return id >= 1 && id <= ST_ARRAY_SIZE(rc_tests) ? &rc_tests[id - 1] :
+	       NULL;
+}
+
+static const char *test_name(__u64 id)
+{
+	return rc_test(id) ? rc_test(id)->name : "?";
+}
 
 static int role_run(struct role *r)
 {
@@ -3569,17 +3125,16 @@ static int role_run(struct role *r)
 
 	r->pd = ibv_alloc_pd(r->dev->ctx);
 	if (!r->pd) {
-		msg(r, "alloc_pd: %s", strerror(errno));
-		rc = EXIT_FAILED;
+		st_diag(r->name, "alloc_pd: %s", strerror(errno));
+		rc = ST_EXIT_FAIL;
 	} else if (hello(r)) {
-		rc = EXIT_FAILED;
+		rc = ST_EXIT_FAIL;
 	} else {
-		rc = (r->server ? server_fns : client_fns)[r->p.test](r);
+		rc = r->server ? rc_test(r->p.test)->server(r) :
+				 rc_test(r->p.test)->client(r);
 	}
 	/* the peer sees EOF at once if this side failed */
-	if (r->fd >= 0)
-		close(r->fd);
-	r->fd = -1;
+	st_chan_close(&r->ch);
 	if (r->pd)
 		ibv_dealloc_pd(r->pd);
 	return rc;
@@ -3590,73 +3145,6 @@ static void *role_thread(void *arg)
 	struct role *r = arg;
 
 	return (void *)(intptr_t)role_run(r);
-}
-
-static int tcp_listen_accept(const char *port)
-{
-	struct addrinfo hints = { .ai_family = AF_INET6,
-				  .ai_socktype = SOCK_STREAM,
-				  .ai_flags = AI_PASSIVE }, *ai;
-	int fd, cfd, on = 1, off = 0;
-
-	if (getaddrinfo(NULL, port, &hints, &ai)) {
-		msg(NULL, "bad port %s", port);
-		return -1;
-	}
-	fd = socket(ai->ai_family, SOCK_STREAM, 0);
-	if (fd < 0) {
-		freeaddrinfo(ai);
-		return -1;
-	}
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof(on));
-	setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off));
-	if (bind(fd, ai->ai_addr, ai->ai_addrlen) || listen(fd, 1)) {
-		msg(NULL, "bind/listen on port %s: %s", port,
-		    strerror(errno));
-		freeaddrinfo(ai);
-		close(fd);
-		return -1;
-	}
-	freeaddrinfo(ai);
-	msg(NULL, "listening on port %s", port);
-	cfd = accept(fd, NULL, NULL);
-	if (cfd < 0)
-		msg(NULL, "accept: %s", strerror(errno));
-	close(fd);
-	if (cfd >= 0)
-		setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
-	return cfd;
-}
-
-/* Connect, retrying for a while: the server may start a bit later. */
-static int tcp_connect(const char *host, const char *port)
-{
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM }, *ai, *a;
-	double end = now_s() + 20;
-	int fd = -1, on = 1, e;
-
-	e = getaddrinfo(host, port, &hints, &ai);
-	if (e) {
-		msg(NULL, "%s: %s", host, gai_strerror(e));
-		return -1;
-	}
-	while (fd < 0 && now_s() < end) {
-		for (a = ai; a && fd < 0; a = a->ai_next) {
-			fd = socket(a->ai_family, SOCK_STREAM, 0);
-			if (fd >= 0 && connect(fd, a->ai_addr, a->ai_addrlen)) {
-				close(fd);
-				fd = -1;
-			}
-		}
-		if (fd < 0)
-			sleep_ms(200);
-	}
-	freeaddrinfo(ai);
-	if (fd < 0)
-		msg(NULL, "cannot connect to %s port %s", host, port);
-	else
-		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
-	return fd;
 }
 
 static const char *const help_text[] = {
@@ -3702,7 +3190,7 @@ static void print_help(FILE *f)
 	size_t i;
 
 	fputs("usage: ", f);
-	for (i = 0; i < ARRAY_SIZE(help_text); i++)
+	for (i = 0; i < ST_ARRAY_SIZE(help_text); i++)
 		fprintf(f, "%s\n", help_text[i]);
 }
 
@@ -3761,7 +3249,7 @@ static void check_args(void)
 	const struct params *p = &opt.p;
 	const char *m = opt.scribble_mode;
 
-	if (opt.mtu && !mtu_enum(opt.mtu)) {
+	if (opt.mtu && !st_mtu_enum(opt.mtu)) {
 		fprintf(stderr, "--mtu: 256, 512, 1024, 2048 or 4096\n");
 		exit(2);
 	}
@@ -3781,7 +3269,7 @@ static void check_args(void)
 
 static void parse_args(int argc, char **argv)
 {
-	struct option lo[ARRAY_SIZE(num_opts) + 11] = {
+	struct option lo[ST_ARRAY_SIZE(num_opts) + 11] = {
 		{ "dev", 1, NULL, O_DEV }, { "port", 1, NULL, O_PORT },
 		{ "server", 0, NULL, O_SERVER },
 		{ "connect", 1, NULL, O_CONNECT }, { "loop", 0, NULL, O_LOOP },
@@ -3795,13 +3283,13 @@ static void parse_args(int argc, char **argv)
 	int c, t;
 	__u64 v;
 
-	for (i = 0; i < ARRAY_SIZE(num_opts); i++, n++) {
+	for (i = 0; i < ST_ARRAY_SIZE(num_opts); i++, n++) {
 		lo[n].name = num_opts[i].name;
 		lo[n].has_arg = 1;
 		lo[n].val = O_NUM + i;
 	}
 	while ((c = getopt_long(argc, argv, "vh", lo, NULL)) != -1) {
-		if (c >= O_NUM && c < O_NUM + (int)ARRAY_SIZE(num_opts)) {
+		if (c >= O_NUM && c < O_NUM + (int)ST_ARRAY_SIZE(num_opts)) {
 			no = &num_opts[c - O_NUM];
 			v = parse_num(optarg, no->name);
 			if (no->size == 8)
@@ -3850,26 +3338,28 @@ static void parse_args(int argc, char **argv)
 		print_help(stderr);
 		exit(2);
 	}
-	for (t = 1; t < T_COUNT; t++)
-		if (!strcmp(argv[optind], test_names[t]))
+	for (t = 1; rc_test(t); t++)
+		if (!strcmp(argv[optind], rc_test(t)->name))
 			opt.p.test = t;
-	if (opt.p.test == T_NONE ||
+	if (!rc_test(opt.p.test) ||
 	    opt.server + !!opt.connect + opt.loop != 1 ||
-	    (opt.p.test == T_SCRIBBLE && !opt.loop)) {
+	    (rc_test(opt.p.test)->flags & RC_SOLO && !opt.loop)) {
 		print_help(stderr);
 		exit(2);
 	}
 	check_args();
 	if (!opt.p.seed)
-		opt.p.seed = rnd_seed(getpid(), now_s() * 1e9);
+		opt.p.seed = st_rnd_seed(getpid(), st_now_s() * 1e9);
 }
 
 int main(int argc, char **argv)
 {
-	struct role srv = { .name = "server", .server = true, .fd = -1 };
-	struct role cli = { .name = "client", .fd = -1 };
+	struct role srv = { .name = "server", .server = true,
+			    .ch = { .fd = -1, .who = "server" } };
+	struct role cli = { .name = "client",
+			    .ch = { .fd = -1, .who = "client" } };
 	pthread_t th;
-	struct dev d;
+	struct st_dev d;
 	void *ret;
 	int rc, sv[2];
 
@@ -3890,35 +3380,35 @@ int main(int argc, char **argv)
 	srv.verbose = opt.verbose;
 	cli.verbose = opt.verbose;
 
-	if (opt.p.test == T_SCRIBBLE) {
-		cli.name = "scribble";
+	if (rc_test(opt.p.test)->flags & RC_SOLO) {
+		cli.name = rc_test(opt.p.test)->name;
 		cli.pd = ibv_alloc_pd(d.ctx);
-		rc = cli.pd ? scribble_run(&cli) : EXIT_FAILED;
+		rc = cli.pd ? rc_test(opt.p.test)->client(&cli) : ST_EXIT_FAIL;
 		if (cli.pd)
 			ibv_dealloc_pd(cli.pd);
 	} else if (opt.loop) {
 		if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv)) {
 			perror("socketpair");
-			return EXIT_FAILED;
+			return ST_EXIT_FAIL;
 		}
-		srv.fd = sv[0];
-		cli.fd = sv[1];
+		srv.ch.fd = sv[0];
+		cli.ch.fd = sv[1];
 		srv.quiet = true;
 		if (pthread_create(&th, NULL, role_thread, &srv)) {
 			perror("pthread_create");
-			return EXIT_FAILED;
+			return ST_EXIT_FAIL;
 		}
 		rc = role_run(&cli);
 		pthread_join(th, &ret);
-		if ((intptr_t)ret != EXIT_PASS && rc == EXIT_PASS)
+		if ((intptr_t)ret != ST_EXIT_PASS && rc == ST_EXIT_PASS)
 			rc = (intptr_t)ret;
 	} else if (opt.server) {
-		srv.fd = tcp_listen_accept(opt.port);
-		rc = srv.fd < 0 ? EXIT_FAILED : role_run(&srv);
+		srv.ch.fd = st_tcp_listen_accept(opt.port);
+		rc = srv.ch.fd < 0 ? ST_EXIT_FAIL : role_run(&srv);
 	} else {
-		cli.fd = tcp_connect(opt.connect, opt.port);
-		rc = cli.fd < 0 ? EXIT_FAILED : role_run(&cli);
+		cli.ch.fd = st_tcp_connect(opt.connect, opt.port, 20);
+		rc = cli.ch.fd < 0 ? ST_EXIT_FAIL : role_run(&cli);
 	}
-	ibv_close_device(d.ctx);
+	st_dev_close(&d);
 	return rc;
 }

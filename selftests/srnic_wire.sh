@@ -34,7 +34,7 @@ if [ -n "$SRNIC_OUT" ] && mkdir -p "$SRNIC_OUT/srnic_wire" 2>/dev/null; then
 	LOGDIR=$SRNIC_OUT/srnic_wire
 fi
 CAP=$LOGDIR/roce.pcap
-pair_setup 8
+pair_setup
 
 # Capture everything to UDP port 4791 on the initial namespace's end.
 rm -f "$CAP"
@@ -80,7 +80,7 @@ wait "$CAP_PID" 2>/dev/null
 ktap_print_msg "capture: $(stat -c %s "$CAP" 2>/dev/null || echo 0) bytes in $CAP"
 
 out=$LOGDIR/check.txt
-python3 "$SRNIC_TOP/selftests/srnic_wire.py" "$CAP" \
+python3 "$SRNIC_SELFTESTS/srnic_wire.py" "$CAP" \
 	"$VETH_B_IP4,$VETH_B_IP6" >"$out" 2>&1
 rc=$?
 sed 's/^[^#]/# &/' "$out" | head -n 80
@@ -92,7 +92,7 @@ ktap_test_result "every rdma_rxe packet passes the same checks (the checker agre
 # The checker's own sensitivity: of three of srnic's packets, it must pass
 # the intact one and flag the one with a flipped payload byte (ICRC) and
 # the ACK relabelled as an Atomic ACK with a valid ICRC (dissector).
-python3 "$SRNIC_TOP/selftests/srnic_wire.py" --self-check "$CAP" \
+python3 "$SRNIC_SELFTESTS/srnic_wire.py" --self-check "$CAP" \
 	"$VETH_B_IP4,$VETH_B_IP6" "$LOGDIR/mutated.pcap" >"$out.self" 2>&1
 sed 's/^[^#]/# &/' "$out.self"
 ktap_test_result "the checker flags a flipped payload byte and a missing extended header" \
