@@ -827,6 +827,12 @@ int srnic_del_gid(const struct ib_gid_attr *attr, void **context);
 bool srnic_gid_local(struct srnic_dev *sdev, const union ib_gid *gid);
 struct srnic_dev *srnic_gid_owner(struct srnic_dev *sdev,
 				  const union ib_gid *gid);
+#if IS_ENABLED(CONFIG_KUNIT)
+struct srnic_net *srnic_net_kunit_new(void);
+int srnic_net_kunit_add(struct srnic_net *sn, unsigned long index,
+			struct srnic_dev *sdev);
+void srnic_net_kunit_free(struct srnic_net *sn);
+#endif
 
 /* srnic_verbs.c */
 int srnic_query_device(struct ib_device *ibdev, struct ib_device_attr *attr,

@@ -9,6 +9,7 @@
  * The sockets are created with the first device of a namespace and
  * released with the last; a dying namespace first removes its devices.
  */
+#include <kunit/visibility.h>
 #include <linux/jhash.h>
 #include <linux/module.h>
 #include <net/ip.h>
@@ -336,6 +337,7 @@ void srnic_gid_init(struct srnic_dev *sdev)
 	spin_lock_init(&sdev->gid_lock);
 	hash_init(sdev->gids);
 }
+EXPORT_SYMBOL_IF_KUNIT(srnic_gid_init);
 
 /**
  * srnic_gid_cleanup() - free what the core did not delete
@@ -352,6 +354,7 @@ void srnic_gid_cleanup(struct srnic_dev *sdev)
 		kfree(g);
 	}
 }
+EXPORT_SYMBOL_IF_KUNIT(srnic_gid_cleanup);
 
 /**
  * srnic_add_gid() - the core added a GID to the port's table
@@ -376,6 +379,7 @@ int srnic_add_gid(const struct ib_gid_attr *attr, void **context)
 	*context = g;
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(srnic_add_gid);
 
 /**
  * srnic_del_gid() - the core removed a GID from the port's table
@@ -439,6 +443,39 @@ struct srnic_dev *srnic_gid_owner(struct srnic_dev *sdev,
 			return other;
 	return NULL;
 }
+
+#if IS_ENABLED(CONFIG_KUNIT)
+/*
+ * For KUnit's devices that are never registered: a namespace state with
+ * no sockets, whose device table the test fills itself.
+ */
+struct srnic_net *srnic_net_kunit_new(void)
+{
+	struct srnic_net *sn = kzalloc(sizeof(*sn), GFP_KERNEL);
+
+	if (sn) {
+		mutex_init(&sn->lock);
+		xa_init(&sn->devs);
+	}
+	return sn;
+}
+EXPORT_SYMBOL_IF_KUNIT(srnic_net_kunit_new);
+
+int srnic_net_kunit_add(struct srnic_net *sn, unsigned long index,
+			struct srnic_dev *sdev)
+{
+	sdev->sn = sn;
+	return xa_err(xa_store(&sn->devs, index, sdev, GFP_KERNEL));
+}
+EXPORT_SYMBOL_IF_KUNIT(srnic_net_kunit_add);
+
+void srnic_net_kunit_free(struct srnic_net *sn)
+{
+	xa_destroy(&sn->devs);
+	kfree(sn);
+}
+EXPORT_SYMBOL_IF_KUNIT(srnic_net_kunit_free);
+#endif
 
 /* Wakes srnic_pernet_exit() when a device drops its namespace state. */
 static DECLARE_WAIT_QUEUE_HEAD(srnic_net_wq);

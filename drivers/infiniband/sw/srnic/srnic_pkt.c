@@ -159,6 +159,7 @@ const char *srnic_pkt_err_name(enum srnic_pkt_err err)
 {
 	return err < SRNIC_PKT_ERR_NUM ? srnic_pkt_err_names[err] : "?";
 }
+EXPORT_SYMBOL_IF_KUNIT(srnic_pkt_err_name);
 
 /**
  * srnic_pkt_parse() - validate a transport packet and read its headers

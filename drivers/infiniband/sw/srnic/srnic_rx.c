@@ -16,6 +16,7 @@
  * and bounds; UC and UD packets to their own receive paths. A packet
  * that fails is dropped and counted.
  */
+#include <kunit/visibility.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/udp.h>
@@ -159,3 +160,4 @@ drop:
 	srnic_counter_inc(sdev, SRNIC_CNT_RX_DROPPED);
 	kfree_skb(skb);
 }
+EXPORT_SYMBOL_IF_KUNIT(srnic_rx);
