@@ -152,8 +152,23 @@ table() {
 	} | tee "$out/stages.txt"
 }
 
+# The slowest test points of the run (each guest's times.tsv: seconds
+# since the point before, selftests/lib.sh), to $out/slowest.txt: where
+# the next cut of the gate's time should look first.
+slowest() {
+	local f
+	find "$out" -name times.tsv | sort | while read -r f; do
+		sed "s|^|${f#"$out"/}\t|" "$f"
+	done | sort -t "$(printf '\t')" -k2,2nr | head -n 25 |
+		awk -F '\t' '{ sub("/times.tsv", "", $1); printf "%5d s  %-22s %-20s %s\n", $2, $1, $3, $4 }' |
+		tee "$out/slowest.txt"
+}
+
 t0=$(date +%s)
 finish() {
+	echo
+	echo "the slowest test points:"
+	slowest
 	echo
 	table
 	echo "results: $out"

@@ -9,7 +9,7 @@
 #   scripts/vm.sh [--kernel VER|BZIMAGE] [--moddir DIR] [--timeout SECS]
 #                 [--out DIR] [--mem MB] [--smp N] [--append ARGS]
 #                 [--fail-on-splat] [--share DIR] [--sync DIR]
-#                 [--link listen|connect:PORT:MAC]... -- COMMAND [ARGS...]
+#                 [--link listen|connect:PATH|PORT:MAC]... -- COMMAND [ARGS...]
 #
 #   --kernel VER      boot /boot/vmlinuz-VER (default: newest 6.1 installed);
 #                     or a path to a bzImage or an ELF vmlinux (the version
@@ -33,17 +33,24 @@
 #   --sync DIR        share DIR read-write at the same path (no caching)
 #                     and export SRNIC_SYNC=DIR: a rendezvous folder for
 #                     two guests (scripts/vm-pair.sh).
-#   --link listen:PORT:MAC, --link connect:PORT:MAC
+#   --link listen:PATH:MAC, --link connect:PATH:MAC
 #                     a virtio-net NIC with address MAC whose frames go
-#                     over a TCP connection on 127.0.0.1:PORT (QEMU's
-#                     socket netdev) to a second guest's NIC: one guest
-#                     listens, the other connects (start it once the port
-#                     listens). A lossless link, as a RoCE fabric with
+#                     over a Unix stream socket at PATH (an absolute path;
+#                     QEMU's stream netdev) to a second guest's NIC: one
+#                     guest listens, the other connects (start it once
+#                     PATH exists). A lossless link, as a RoCE fabric with
 #                     flow control is (QEMU's UDP mode drops frames in
-#                     bursts when the receiving guest falls behind);
-#                     netem in a guest adds loss where a test wants it.
-#                     Repeat for several links. The guest loads virtio_net
-#                     itself (modprobe virtio_net).
+#                     bursts when the receiving guest falls behind), and
+#                     one without Nagle's algorithm: over TCP each frame
+#                     sent behind an unacknowledged one waits for the
+#                     peer's delayed ACK (ib_write_lat between two guests:
+#                     22 ms typical over TCP, 0.42 ms over a Unix socket).
+#   --link listen:PORT:MAC, --link connect:PORT:MAC
+#                     the same over TCP on 127.0.0.1:PORT (QEMU's socket
+#                     netdev), for a peer that is not on this host's
+#                     filesystem. netem in a guest adds loss where a test
+#                     wants it. Repeat --link for several links. The guest
+#                     loads virtio_net itself (modprobe virtio_net).
 #
 # Guest view: the host's / read-only (9p) under a tmpfs-backed overlay, so
 # the guest may write anywhere and every write vanishes at poweroff; fresh
@@ -191,8 +198,11 @@ for d in share sync; do
 	case ${!d} in /proc|/proc/*|/sys|/sys/*|/dev|/dev/*|/) die "--$d cannot be ${!d}" ;; esac
 done
 for l in "${links[@]}"; do
-	[[ $l =~ ^(listen|connect):[0-9]+:([0-9a-f]{2}:){5}[0-9a-f]{2}$ ]] ||
-		die "--link '$l': want listen|connect:PORT:MAC (e.g. listen:40001:52:54:00:5a:01:00)"
+	[[ $l =~ ^(listen|connect):([0-9]+|/[A-Za-z0-9._/+-]+):([0-9a-f]{2}:){5}[0-9a-f]{2}$ ]] ||
+		die "--link '$l': want listen|connect:PATH|PORT:MAC (e.g. listen:/tmp/l0.sock:52:54:00:5a:01:00)"
+	p=${l#*:}
+	p=${p%:*:*:*:*:*:*}
+	[ ${#p} -lt 100 ] || die "--link '$l': a Unix socket path has at most 99 characters"
 done
 
 # --- initramfs ---------------------------------------------------------------
@@ -470,8 +480,15 @@ qemu=(qemu-system-x86_64 -accel tcg,thread=multi -cpu max -m "$mem" -smp "$smp"
 n=0
 for l in "${links[@]}"; do
 	IFS=: read -r mode port mac <<<"$l"
-	qemu+=(-netdev "socket,id=link$n,$mode=127.0.0.1:$port"
-	       -device "virtio-net-pci,netdev=link$n,mac=$mac")
+	case $port in
+	/*)
+		[ "$mode" = listen ] && sv=on || sv=off
+		[ "$mode" = connect ] || rm -f "$port"
+		qemu+=(-netdev "stream,id=link$n,server=$sv,addr.type=unix,addr.path=$port") ;;
+	*)
+		qemu+=(-netdev "socket,id=link$n,$mode=127.0.0.1:$port") ;;
+	esac
+	qemu+=(-device "virtio-net-pci,netdev=link$n,mac=$mac")
 	n=$((n + 1))
 done
 

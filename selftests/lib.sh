@@ -15,6 +15,9 @@
 #	ktap_test_result DESC CMD...	(pass/fail by CMD's status)
 #	ktap_test_run DESC CMD...	(the same, CMD in this shell)
 #	ktap_print_msg TEXT		(a "# TEXT" diagnostic line)
+#	(with SRNIC_TIMES=FILE, each test point appends "SECS<TAB>TEST<TAB>
+#	 N DESC" to FILE: the seconds since the previous point, for the
+#	 slowest-steps list of scripts/check.sh)
 #	ktap_finished			(totals; exit 1 on any fail or a plan
 #					 mismatch, 4 if all skipped, else 0)
 # Namespaces and cleanup: modelled on tools/testing/selftests/net/lib.sh
@@ -50,6 +53,11 @@ KTAP_CNT_SKIP=0
 KTAP_CNT_XFAIL=0
 KTAP_PLAN=
 KTAP_HEADER_DONE=0
+KTAP_LAST_T=$(date +%s)
+# In a guest of scripts/vm.sh the times go to its results folder.
+if [ -z "${SRNIC_TIMES+set}" ] && [ -n "${SRNIC_OUT:-}" ]; then
+	export SRNIC_TIMES=$SRNIC_OUT/times.tsv
+fi
 
 # --- KTAP --------------------------------------------------------------------
 
@@ -70,7 +78,15 @@ ktap_set_plan() {
 
 __ktap_test() {	# RESULT DESC [DIRECTIVE]
 	local directive=${3:+ # $3}
+	local now
+
 	echo "$1 $KTAP_TESTNO $2$directive"
+	if [ -n "${SRNIC_TIMES:-}" ]; then
+		now=$(date +%s)
+		printf '%d\t%s\t%d %s\n' $((now - KTAP_LAST_T)) \
+			"$(basename "$0")" "$KTAP_TESTNO" "$2" >>"$SRNIC_TIMES"
+		KTAP_LAST_T=$now
+	fi
 	KTAP_TESTNO=$((KTAP_TESTNO + 1))
 }
 
