@@ -53,7 +53,7 @@ KTAP_CNT_SKIP=0
 KTAP_CNT_XFAIL=0
 KTAP_PLAN=
 KTAP_HEADER_DONE=0
-KTAP_LAST_T=$(date +%s)
+KTAP_LAST_T=$EPOCHSECONDS
 # In a guest of scripts/vm.sh the times go to its results folder.
 if [ -z "${SRNIC_TIMES+set}" ] && [ -n "${SRNIC_OUT:-}" ]; then
 	export SRNIC_TIMES=$SRNIC_OUT/times.tsv
@@ -77,14 +77,13 @@ ktap_set_plan() {
 }
 
 __ktap_test() {	# RESULT DESC [DIRECTIVE]
-	local directive=${3:+ # $3}
-	local now
+	local directive=${3:+ # $3} now=$EPOCHSECONDS
 
 	echo "$1 $KTAP_TESTNO $2$directive"
+	# bash's own clock and $0: no fork per test point
 	if [ -n "${SRNIC_TIMES:-}" ]; then
-		now=$(date +%s)
-		printf '%d\t%s\t%d %s\n' $((now - KTAP_LAST_T)) \
-			"$(basename "$0")" "$KTAP_TESTNO" "$2" >>"$SRNIC_TIMES"
+		printf '%d\t%s\t%d %s\n' $((now - KTAP_LAST_T)) "${0##*/}" \
+			"$KTAP_TESTNO" "$2" >>"$SRNIC_TIMES"
 		KTAP_LAST_T=$now
 	fi
 	KTAP_TESTNO=$((KTAP_TESTNO + 1))
