@@ -156,11 +156,14 @@ table() {
 # since the point before, selftests/lib.sh), to $out/slowest.txt: where
 # the next cut of the gate's time should look first.
 slowest() {
-	local f
+	local f l
 	find "$out" -name times.tsv | sort | while read -r f; do
-		sed "s|^|${f#"$out"/}\t|" "$f"
+		l=${f#"$out"/}
+		l=${l%/times.tsv}
+		l=${l%%/*-20??????-??????-????}	# kunit.sh's mktemp folder
+		sed "s|^|$l\t|" "$f"
 	done | sort -t "$(printf '\t')" -k2,2nr | head -n 25 |
-		awk -F '\t' '{ sub("/times.tsv", "", $1); printf "%5d s  %-22s %-20s %s\n", $2, $1, $3, $4 }' |
+		awk -F '\t' '{ printf "%5d s  %-22s %-20s %s\n", $2, $1, $3, $4 }' |
 		tee "$out/slowest.txt"
 }
 
@@ -209,8 +212,10 @@ lane1() {
 	fi
 }
 lane2() {
-	stage kunit scripts/kunit.sh --timeout 1800
-	stage selftests-debug env "${debug_vol[@]}" \
+	# Results under this run's folder, not srnic-out: slowest() reads
+	# the debug guest's times.tsv there too.
+	stage kunit env SRNIC_OUT="$out/kunit" scripts/kunit.sh --timeout 1800
+	stage selftests-debug env SRNIC_OUT="$out/debug" "${debug_vol[@]}" \
 		scripts/kunit.sh --selftests --timeout 4200 "${debug_tests[@]}"
 }
 if [ "$lanes" = 1 ]; then
