@@ -13,6 +13,8 @@
 #   build           srnic.ko for both kernels and the selftests' programs
 #   selftests-VER   each stock kernel in a guest, every selftest there,
 #                   failing on any failed test or kernel splat
+#   noipv6          the newest stock kernel booted with ipv6.disable=1:
+#                   selftests/srnic_noipv6.sh (srnic over IPv4 alone)
 #   twohost         two guests, 6.1 and 6.12, as two hosts over a QEMU
 #                   link: srnic <-> srnic and srnic <-> rdma_rxe
 #                   (selftests/srnic_twohost.sh through scripts/vm-pair.sh)
@@ -205,6 +207,12 @@ lane1() {
 			--out "$out/guest-$k" -- selftests/run_kselftests.sh
 		vol+=("${stock_vol2[@]}")
 	done
+	# A host booted with ipv6.disable=1: srnic over IPv4 alone (the
+	# newest stock kernel, one short test).
+	k=$(scripts/kvers.sh | tail -n 1)
+	stage noipv6 env SRNIC_NOIPV6_REQUIRED=1 scripts/vm.sh --kernel "$k" --timeout 600 --fail-on-splat \
+		--append ipv6.disable=1 --out "$out/noipv6" -- \
+		selftests/run_kselftests.sh srnic_noipv6.sh
 	if [ -x scripts/kselftest-tree.sh ]; then
 		mkdir -p "$out/kselftest"
 		stage kselftest env SRNIC_OUT="$out/kselftest" "${ksft_vol[@]}" \

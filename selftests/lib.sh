@@ -280,7 +280,8 @@ __ip_in() {	# NS ARGS...: ip in netns NS, "-" being the current one
 # 10.99.X.1/24 + fd00:99:X::1/64 on the NS_A end and .2 / ::2 on the NS_B
 # end, both up.  X is allocated (__veth_subnet_alloc).  Exports VETH_A
 # VETH_B (ifnames: vethXa, vethXb), VETH_A_IP4 VETH_B_IP4 VETH_A_IP6
-# VETH_B_IP6 (addresses, no prefix length).  A veth end in the current netns
+# VETH_B_IP6 (addresses, no prefix length; the IPv6 ones empty on a kernel
+# booted with ipv6.disable=1).  A veth end in the current netns
 # is deleted by cleanup_all; the others go with their netns.
 setup_veth_pair() {
 	local a=$1 b=$2 x in_a=() in_b=()
@@ -299,8 +300,13 @@ setup_veth_pair() {
 	fi
 	__ip_in "$a" addr add "$VETH_A_IP4/24" dev "$VETH_A" &&
 	__ip_in "$b" addr add "$VETH_B_IP4/24" dev "$VETH_B" &&
-	__ip_in "$a" addr add "$VETH_A_IP6/64" dev "$VETH_A" nodad &&
-	__ip_in "$b" addr add "$VETH_B_IP6/64" dev "$VETH_B" nodad &&
+	if [ -d /proc/sys/net/ipv6 ]; then
+		__ip_in "$a" addr add "$VETH_A_IP6/64" dev "$VETH_A" nodad &&
+		__ip_in "$b" addr add "$VETH_B_IP6/64" dev "$VETH_B" nodad ||
+			return 1
+	else	# booted with ipv6.disable=1: IPv4 only
+		VETH_A_IP6='' VETH_B_IP6=''
+	fi &&
 	__ip_in "$a" link set "$VETH_A" up &&
 	__ip_in "$b" link set "$VETH_B" up
 }

@@ -502,8 +502,20 @@ struct srnic_net *srnic_net_get(struct net *net, const char *ndev_name)
 	mutex_lock(&sn->lock);
 	if (!sn->users) {
 		err = srnic_udp_sock_create(net, false, &sn->sock4);
-		if (!err && IS_ENABLED(CONFIG_IPV6))
+		if (!err && IS_ENABLED(CONFIG_IPV6)) {
 			err = srnic_udp_sock_create(net, true, &sn->sock6);
+			/*
+			 * Booted with ipv6.disable=1: IPv4 only. The
+			 * transmit path finds no IPv6 route without the
+			 * socket, and no IPv6 datagram arrives.
+			 */
+			if (err == -EAFNOSUPPORT) {
+				pr_info_once("%s: IPv6 is disabled: RoCEv2 over IPv4 only\n",
+					     SRNIC_DRV_NAME);
+				sn->sock6 = NULL;
+				err = 0;
+			}
+		}
 		if (err) {
 			srnic_net_release_socks(sn);
 			if (err == -EADDRINUSE)
