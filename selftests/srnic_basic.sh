@@ -17,9 +17,7 @@ ktap_test_result "insmod srnic.ko" srnic_load || srnic_bail "no module"
 defer srnic_unload
 srnic_two_hosts || ktap_skip_rest "cannot create namespaces/veth"
 
-ktap_test_result "rdma link add srnic0 type srnic netdev $VETH_A (in $NS_A)" \
-	srnic_link_add "$NS_A" srnic0 "$VETH_A" || srnic_bail "no device"
-defer rdma link delete srnic0
+srnic_link_up "$NS_A" srnic0 "$VETH_A"
 
 # The netdev is shown to its own namespace only.
 out=$(ip netns exec "$NS_A" rdma link show srnic0/1 2>&1)

@@ -36,9 +36,7 @@ ktap_test_result "insmod srnic.ko" srnic_load || srnic_bail "no module"
 defer srnic_unload
 srnic_two_hosts || ktap_skip_rest "cannot create namespaces/veth"
 
-ktap_test_result "rdma link add srnic0 type srnic netdev $VETH_A (in $NS_A)" \
-	srnic_link_add "$NS_A" srnic0 "$VETH_A" || srnic_bail "no device"
-defer rdma link delete srnic0
+srnic_link_up "$NS_A" srnic0 "$VETH_A"
 
 idx=$(srnic_gid_wait srnic0 "$VETH_A_IP4") &&
 	ktap_test_pass "srnic0 has the RoCEv2 GID of $VETH_A_IP4 (index $idx)" ||

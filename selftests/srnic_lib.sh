@@ -58,6 +58,14 @@ srnic_link_add() {	# NS NAME NETDEV
 	ip netns exec "$1" rdma link add "$2" type srnic netdev "$3"
 }
 
+# srnic_link_up NS NAME NETDEV: "rdma link add" as one KTAP point; the
+# test bails out without the device, which is deleted at exit.
+srnic_link_up() {
+	ktap_test_result "rdma link add $2 type srnic netdev $3 (in $1)" \
+		srnic_link_add "$1" "$2" "$3" || srnic_bail "no device"
+	defer rdma link delete "$2"
+}
+
 srnic_gid_wait() {	# DEV ADDR
 	local idx
 	wait_until 10 rdma_gid_index "$1" "$2" >/dev/null || return 1

@@ -33,12 +33,8 @@ ktap_test_result "insmod srnic.ko" srnic_load || srnic_bail "no module"
 defer srnic_unload
 srnic_two_hosts || ktap_skip_rest "cannot create namespaces/veth"
 
-ktap_test_result "rdma link add srnic0 type srnic netdev $VETH_A (in $NS_A)" \
-	srnic_link_add "$NS_A" srnic0 "$VETH_A" || srnic_bail "no device"
-defer rdma link delete srnic0
-ktap_test_result "rdma link add srnic1 type srnic netdev $VETH_B (in $NS_B)" \
-	srnic_link_add "$NS_B" srnic1 "$VETH_B" || srnic_bail "no device"
-defer rdma link delete srnic1
+srnic_link_up "$NS_A" srnic0 "$VETH_A"
+srnic_link_up "$NS_B" srnic1 "$VETH_B"
 
 ga=$(srnic_gid_wait srnic0 "$VETH_A_IP4") &&
 	gb=$(srnic_gid_wait srnic1 "$VETH_B_IP4") &&

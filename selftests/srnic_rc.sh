@@ -204,12 +204,8 @@ defer srnic_unload
 srnic_two_hosts || ktap_skip_rest "cannot create namespaces/veth"
 modprobe sch_netem 2>/dev/null
 
-ktap_test_result "rdma link add srnic0 type srnic netdev $VETH_A (in $NS_A)" \
-	srnic_link_add "$NS_A" srnic0 "$VETH_A" || srnic_bail "no device"
-defer rdma link delete srnic0
-ktap_test_result "rdma link add srnic1 type srnic netdev $VETH_B (in $NS_B)" \
-	srnic_link_add "$NS_B" srnic1 "$VETH_B" || srnic_bail "no device"
-defer rdma link delete srnic1
+srnic_link_up "$NS_A" srnic0 "$VETH_A"
+srnic_link_up "$NS_B" srnic1 "$VETH_B"
 # Background servers still running hold the devices: stop them first.
 defer eval 'jobs -p | xargs -r kill'
 
