@@ -199,12 +199,65 @@ static void srnic_mr_limits(struct kunit *test)
 	xa_destroy(&sdev->mr_xa);
 }
 
+/*
+ * A fast-registration MR whose page list is rewritten (invalidated and
+ * mapped again, shorter) while a remote request that passed the key check
+ * copies: the copy stops at the list's end, fails, and leaves no stale
+ * byte in the buffer that goes on the wire; no warning (a peer times it).
+ */
+static void srnic_mr_copy_remapped(struct kunit *test)
+{
+	u8 *pg0 = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	u8 *pg1 = kunit_kzalloc(test, PAGE_SIZE, GFP_KERNEL);
+	u8 *buf = kunit_kmalloc(test, 64, GFP_KERNEL);
+	u64 pages[2];
+	struct srnic_mr mr = {
+		.iova = 0x40000, .length = 2 * PAGE_SIZE,
+		.fr_pages = pages, .fr_n = 2, .fr_max = 2,
+	};
+
+	KUNIT_ASSERT_NOT_NULL(test, pg0);
+	KUNIT_ASSERT_NOT_NULL(test, pg1);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	pages[0] = (uintptr_t)pg0;
+	pages[1] = (uintptr_t)pg1;
+	mr.ibmr.page_size = PAGE_SIZE;
+	memset(pg0, 0xa5, PAGE_SIZE);
+	memset(pg1, 0x5a, PAGE_SIZE);
+
+	/* Across the page boundary, both pages listed. */
+	KUNIT_EXPECT_EQ(test, srnic_mr_copy(&mr, 0x40000 + PAGE_SIZE - 32, buf,
+					    64, false), 0);
+	KUNIT_EXPECT_EQ(test, buf[0], 0xa5);
+	KUNIT_EXPECT_EQ(test, buf[63], 0x5a);
+
+	/* Remapped to one page after the check: the rest is zeroes. */
+	mr.fr_n = 1;
+	memset(buf, 0xcc, 64);
+	KUNIT_EXPECT_EQ(test, srnic_mr_copy(&mr, 0x40000 + PAGE_SIZE - 32, buf,
+					    64, false), -EFAULT);
+	KUNIT_EXPECT_EQ(test, buf[31], 0xa5);
+	KUNIT_EXPECT_EQ(test, buf[32], 0);
+	KUNIT_EXPECT_EQ(test, buf[63], 0);
+	/* Into the MR: the missing page is not written, the copy fails. */
+	memset(buf, 0x11, 64);
+	KUNIT_EXPECT_EQ(test, srnic_mr_copy(&mr, 0x40000 + PAGE_SIZE, buf, 8,
+					    true), -EFAULT);
+	KUNIT_EXPECT_EQ(test, pg1[0], 0x5a);
+	/* Emptied altogether (map_mr_sg() starts from 0). */
+	mr.fr_n = 0;
+	KUNIT_EXPECT_EQ(test, srnic_mr_copy(&mr, 0x40000, buf, 8, false),
+			-EFAULT);
+	KUNIT_EXPECT_EQ(test, buf[0], 0);
+}
+
 static struct kunit_case srnic_mr_cases[] = {
 	KUNIT_CASE(srnic_mr_range),
 	KUNIT_CASE(srnic_mr_rights),
 	KUNIT_CASE(srnic_mr_lookup),
 	KUNIT_CASE(srnic_mr_stale_key),
 	KUNIT_CASE(srnic_mr_limits),
+	KUNIT_CASE(srnic_mr_copy_remapped),
 	{}
 };
 

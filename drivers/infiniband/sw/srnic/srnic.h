@@ -937,9 +937,9 @@ static inline bool srnic_op_is_rd_atomic(u32 wr_opcode)
 
 /* srnic_mem.c: moving bytes to and from registered memory */
 int srnic_mr_map_pages(struct srnic_mr *mr);
-void srnic_mr_copy(struct srnic_mr *mr, u64 va, void *buf, u32 len,
-		   bool to_mr);
-void srnic_mr_store64(struct srnic_mr *mr, u64 va, u64 val);
+int srnic_mr_copy(struct srnic_mr *mr, u64 va, void *buf, u32 len,
+		  bool to_mr);
+int srnic_mr_store64(struct srnic_mr *mr, u64 va, u64 val);
 int srnic_sge_copy(struct srnic_dev *sdev, struct ib_pd *pd,
 		   const struct ib_sge *sge, u32 num_sge, u32 off, void *buf,
 		   u32 len, bool to_mem);

@@ -15,6 +15,7 @@
 #include <linux/highmem.h>
 #include <linux/mm.h>
 #include <rdma/ib_umem.h>
+#include <kunit/visibility.h>
 
 #include "srnic.h"
 
@@ -46,15 +47,20 @@ int srnic_mr_map_pages(struct srnic_mr *mr)
 
 /*
  * Fast registration: the kernel address of MR address @va, and how many
- * bytes from it on lie in the same page.
+ * bytes from it on lie in the same page; NULL if no listed page holds it.
+ * The consumer may invalidate the MR and map a new, shorter page list
+ * while a remote request that passed the key check copies (the check and
+ * the copy are not atomic with respect to map_mr_sg()): the page number
+ * is bounded by the list as it is now, and a miss is that request's
+ * failure, not the kernel's.
  */
 static u8 *srnic_fr_addr(const struct srnic_mr *mr, u64 va, u32 *room)
 {
 	u32 ps = mr->ibmr.page_size;
-	u64 off = va - (mr->iova & ~(u64)(ps - 1));
+	u64 off = va - (READ_ONCE(mr->iova) & ~(u64)(ps - 1));
 	u64 pg = off / ps;
 
-	if (WARN_ON_ONCE(pg >= mr->fr_n))
+	if (pg >= READ_ONCE(mr->fr_n))
 		return NULL;
 	*room = ps - (off & (ps - 1));
 	return (u8 *)(uintptr_t)(mr->fr_pages[pg] + (off & (ps - 1)));
@@ -72,8 +78,9 @@ static u8 *srnic_fr_addr(const struct srnic_mr *mr, u64 va, u32 *room)
  * store exists and the bytes are copied.
  *
  * Context: any; never sleeps.
+ * Return: 0, or -EFAULT as srnic_mr_copy().
  */
-void srnic_mr_store64(struct srnic_mr *mr, u64 va, u64 val)
+int srnic_mr_store64(struct srnic_mr *mr, u64 va, u64 val)
 {
 	u64 off;
 	u8 *addr;
@@ -82,25 +89,24 @@ void srnic_mr_store64(struct srnic_mr *mr, u64 va, u64 val)
 		u32 room;
 
 		addr = srnic_fr_addr(mr, va, &room);
-		if (addr && !((uintptr_t)addr & 7))
+		if (addr && !((uintptr_t)addr & 7)) {
 			WRITE_ONCE(*(u64 *)addr, val);
-		else
-			srnic_mr_copy(mr, va, &val, sizeof(val), true);
-		return;
+			return 0;
+		}
+		return srnic_mr_copy(mr, va, &val, sizeof(val), true);
 	}
 	if (!mr->umem) {
 		WRITE_ONCE(*(u64 *)(uintptr_t)va, val);
-		return;
+		return 0;
 	}
 	off = va - mr->iova + mr->page_off;
-	if ((off & 7) || WARN_ON_ONCE((off >> PAGE_SHIFT) >= mr->npages)) {
-		srnic_mr_copy(mr, va, &val, sizeof(val), true);
-		return;
-	}
+	if ((off & 7) || WARN_ON_ONCE((off >> PAGE_SHIFT) >= mr->npages))
+		return srnic_mr_copy(mr, va, &val, sizeof(val), true);
 	addr = kmap_local_page(mr->pages[off >> PAGE_SHIFT]);
 	WRITE_ONCE(*(u64 *)(addr + (off & ~PAGE_MASK)), val);
 	flush_dcache_page(mr->pages[off >> PAGE_SHIFT]);
 	kunmap_local(addr);
+	return 0;
 }
 
 /**
@@ -112,20 +118,28 @@ void srnic_mr_store64(struct srnic_mr *mr, u64 va, u64 val)
  * @to_mr: copy @buf into the MR, else the MR into @buf
  *
  * Context: any; never sleeps.
+ * Return: 0, or -EFAULT if a fast-registration MR's page list no longer
+ * holds the range (remapped after the key check): then nothing more is
+ * copied, and a copy out of the MR leaves @buf zeroed past what was
+ * copied.
  */
-void srnic_mr_copy(struct srnic_mr *mr, u64 va, void *buf, u32 len,
-		   bool to_mr)
+int srnic_mr_copy(struct srnic_mr *mr, u64 va, void *buf, u32 len,
+		  bool to_mr)
 {
 	u64 off;
 
 	if (!len)
-		return;
+		return 0;
 	while (mr->fr_pages && len) {
 		u32 room, n;
 		u8 *addr = srnic_fr_addr(mr, va, &room);
 
-		if (!addr)
-			return;
+		if (!addr) {
+			/* Remapped under us: no stale byte leaves. */
+			if (!to_mr)
+				memset(buf, 0, len);
+			return -EFAULT;
+		}
 		n = min(len, room);
 		if (to_mr)
 			memcpy(addr, buf, n);
@@ -136,7 +150,7 @@ void srnic_mr_copy(struct srnic_mr *mr, u64 va, void *buf, u32 len,
 		va += n;
 	}
 	if (mr->fr_pages)
-		return;
+		return 0;
 	if (!mr->umem) {
 		void *addr = (void *)(uintptr_t)va;
 
@@ -144,7 +158,7 @@ void srnic_mr_copy(struct srnic_mr *mr, u64 va, void *buf, u32 len,
 			memcpy(addr, buf, len);
 		else
 			memcpy(buf, addr, len);
-		return;
+		return 0;
 	}
 
 	off = va - mr->iova + mr->page_off;
@@ -154,8 +168,11 @@ void srnic_mr_copy(struct srnic_mr *mr, u64 va, void *buf, u32 len,
 		u32 n = min_t(u32, len, PAGE_SIZE - po);
 		u8 *addr;
 
-		if (WARN_ON_ONCE(pg >= mr->npages))
-			return;
+		if (WARN_ON_ONCE(pg >= mr->npages)) {
+			if (!to_mr)
+				memset(buf, 0, len);
+			return -EFAULT;
+		}
 		addr = kmap_local_page(mr->pages[pg]);
 		if (to_mr) {
 			memcpy(addr + po, buf, n);
@@ -168,7 +185,9 @@ void srnic_mr_copy(struct srnic_mr *mr, u64 va, void *buf, u32 len,
 		len -= n;
 		off += n;
 	}
+	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(srnic_mr_copy);
 
 /**
  * srnic_sge_copy() - copy between a buffer and a scatter/gather list
@@ -187,7 +206,8 @@ void srnic_mr_copy(struct srnic_mr *mr, u64 va, void *buf, u32 len,
  *
  * Context: any; never sleeps.
  * Return: 0; -EINVAL for an unknown key or bytes beyond the list;
- * -EPERM, -EACCES, -ERANGE as srnic_mr_check().
+ * -EPERM, -EACCES, -ERANGE as srnic_mr_check(); -EFAULT as
+ * srnic_mr_copy().
  */
 int srnic_sge_copy(struct srnic_dev *sdev, struct ib_pd *pd,
 		   const struct ib_sge *sge, u32 num_sge, u32 off, void *buf,
@@ -213,7 +233,8 @@ int srnic_sge_copy(struct srnic_dev *sdev, struct ib_pd *pd,
 		err = srnic_mr_check(mr, pd, sge[i].addr + off, n,
 				     to_mem ? IB_ACCESS_LOCAL_WRITE : 0);
 		if (!err)
-			srnic_mr_copy(mr, sge[i].addr + off, buf, n, to_mem);
+			err = srnic_mr_copy(mr, sge[i].addr + off, buf, n,
+					    to_mem);
 		srnic_mr_put(mr);
 		if (err)
 			return err;

@@ -55,25 +55,25 @@ static void srnic_late_place_work(struct work_struct *work)
 		container_of(work, struct srnic_late_place, work);
 
 	usleep_range(2000, 3000);
-	srnic_mr_copy(lp->mr, lp->va, lp->data, lp->len, true);
+	/* Debug only: a copy into a remapped MR is dropped. */
+	if (srnic_mr_copy(lp->mr, lp->va, lp->data, lp->len, true))
+		pr_debug("srnic: late placement into a remapped MR dropped\n");
 	srnic_mr_put(lp->mr);
 	kfree(lp);
 }
 
-static void srnic_place_write(struct srnic_mr *mr, u64 va, const u8 *data,
-			      u32 len)
+/* Returns 0, or -EFAULT: the MR was remapped after its key check. */
+static int srnic_place_write(struct srnic_mr *mr, u64 va, const u8 *data,
+			     u32 len)
 {
 	struct srnic_late_place *lp;
 
-	if (likely(!srnic_debug_late_place)) {
-		srnic_mr_copy(mr, va, (void *)data, len, true);
-		return;
-	}
+	if (likely(!srnic_debug_late_place))
+		return srnic_mr_copy(mr, va, (void *)data, len, true);
 	lp = kmalloc(struct_size(lp, data, len), GFP_ATOMIC);
 	if (!lp || !refcount_inc_not_zero(&mr->ref)) {
 		kfree(lp);
-		srnic_mr_copy(mr, va, (void *)data, len, true);
-		return;
+		return srnic_mr_copy(mr, va, (void *)data, len, true);
 	}
 	INIT_WORK(&lp->work, srnic_late_place_work);
 	lp->mr = mr;
@@ -81,6 +81,7 @@ static void srnic_place_write(struct srnic_mr *mr, u64 va, const u8 *data,
 	lp->len = len;
 	memcpy(lp->data, data, len);
 	schedule_work(&lp->work);
+	return 0;
 }
 
 /*
@@ -394,8 +395,11 @@ static enum srnic_resp_verdict srnic_resp_write(struct srnic_qp *qp,
 		if (v)
 			goto out;	/* RNR on a first packet: the retry starts over */
 	}
-	if (pkt->paylen)
-		srnic_place_write(mr, resp->wva, payload, pkt->paylen);
+	if (pkt->paylen &&
+	    srnic_place_write(mr, resp->wva, payload, pkt->paylen)) {
+		v = SRNIC_RESP_ACCESS;	/* invalidated and remapped meanwhile */
+		goto out;
+	}
 	resp->wva += pkt->paylen;
 	resp->wresid -= pkt->paylen;
 	resp->roff += pkt->paylen;
@@ -453,6 +457,7 @@ static enum srnic_resp_verdict srnic_resp_atomic_write(struct srnic_qp *qp,
 	enum srnic_resp_verdict v;
 	struct srnic_mr *mr;
 	u64 val;
+	int err;
 
 	if (pkt->dma_len != sizeof(val) || pkt->paylen != sizeof(val) ||
 	    (pkt->va & 7))
@@ -465,9 +470,11 @@ static enum srnic_resp_verdict srnic_resp_atomic_write(struct srnic_qp *qp,
 	/* The Writes before it are visible before the 8 bytes are. */
 	smp_wmb();
 	spin_lock(&sdev->atomic_lock);
-	srnic_mr_store64(mr, pkt->va, val);
+	err = srnic_mr_store64(mr, pkt->va, val);
 	spin_unlock(&sdev->atomic_lock);
 	srnic_mr_put(mr);
+	if (err)
+		return SRNIC_RESP_ACCESS;	/* remapped after the check */
 	qp->resp.msn++;
 	srnic_resp_awrite_ack(qp, out, pkt->psn);
 	return SRNIC_RESP_OK;
@@ -624,6 +631,7 @@ static enum srnic_resp_verdict srnic_resp_atomic(struct srnic_qp *qp,
 	struct srnic_mr *mr;
 	struct srnic_pkt ack = {};
 	u64 orig, val;
+	int err;
 
 	if (pkt->va & 7)
 		return SRNIC_RESP_INVALID;
@@ -633,14 +641,18 @@ static enum srnic_resp_verdict srnic_resp_atomic(struct srnic_qp *qp,
 		return v;
 
 	spin_lock(&sdev->atomic_lock);
-	srnic_mr_copy(mr, pkt->va, &orig, sizeof(orig), false);
-	if (pkt->opcode == SRNIC_OP_COMPARE_SWAP)
-		val = orig == pkt->compare ? pkt->swap_add : orig;
-	else
-		val = orig + pkt->swap_add;
-	srnic_mr_copy(mr, pkt->va, &val, sizeof(val), true);
+	err = srnic_mr_copy(mr, pkt->va, &orig, sizeof(orig), false);
+	if (!err) {
+		if (pkt->opcode == SRNIC_OP_COMPARE_SWAP)
+			val = orig == pkt->compare ? pkt->swap_add : orig;
+		else
+			val = orig + pkt->swap_add;
+		err = srnic_mr_copy(mr, pkt->va, &val, sizeof(val), true);
+	}
 	spin_unlock(&sdev->atomic_lock);
 	srnic_mr_put(mr);
+	if (err)
+		return SRNIC_RESP_ACCESS;	/* remapped after the check */
 
 	if (resp->nares) {
 		res = &resp->ares[resp->ares_next];
@@ -1115,9 +1127,20 @@ int srnic_resp_tx(struct srnic_qp *qp, struct sk_buff_head *out, int budget)
 			break;
 		}
 		if (len) {
-			srnic_mr_copy(mr, job->va, data, len, false);
+			int err = srnic_mr_copy(mr, job->va, data, len, false);
+
 			srnic_mr_put(mr);
 			mr = NULL;
+			if (err) {
+				/* Remapped after the check: this packet goes. */
+				kfree_skb(__skb_dequeue_tail(out));
+				srnic_resp_ack_how(qp, out, SRNIC_AETH_NAK |
+						   SRNIC_NAK_REM_ACCESS,
+						   job->psn, true);
+				srnic_resp_drop_reads(qp, 0, true);
+				failed = true;
+				break;
+			}
 		}
 		job->va += len;
 		job->resid -= len;
