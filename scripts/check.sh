@@ -61,10 +61,11 @@ out=$(realpath "$out")
 if [ $full -eq 1 ]; then
 	stock_vol=() stock_vol2=() ksft_vol=(SRNIC_KSFT_TESTS=all)
 	twohost_vol=(SRNIC_TH_GENS=5000 SRNIC_TH_BYTES=256M SRNIC_TH_PINGS=1000)
-	debug_vol=(SRNIC_RDMA_CORE_NO_REF=1)
+	debug_vol=(SRNIC_RDMA_CORE_NO_REF=1 SRNIC_SOAK_SECONDS=60)
 	debug_tests=(srnic_basic.sh srnic_bad_input.sh srnic_hostile.sh
 		     srnic_fuzz_rx.sh srnic_kqp.sh rdma_core_tests.sh srnic_cm.sh
-		     srnic_nvme.sh srnic_rc.sh srnic_interop.sh srnic_wire.sh)
+		     srnic_nvme.sh srnic_rc.sh srnic_interop.sh srnic_wire.sh
+		     srnic_soak.sh)
 else
 	# A fraction of the soak volumes (ordering generations 15%, scribble
 	# rounds and integrity bytes 25%, pings 30%, NVMe I/O 25%); every step
@@ -73,10 +74,14 @@ else
 	stock_vol=(SRNIC_RC_GENS=1500 SRNIC_RC_ROUNDS=250 SRNIC_RC_BYTES=64M
 		   SRNIC_CM_PINGS=300 SRNIC_NVME_SIZE=64M
 		   SRNIC_HOSTILE_ROUNDS=250 SRNIC_FUZZ_PKTS=20000
-		   SRNIC_RDMA_CORE_NO_REF=1)
+		   SRNIC_RDMA_CORE_NO_REF=1
+		   SRNIC_SOAK_SECONDS=20 SRNIC_SOAK_GENS=200 SRNIC_SOAK_BYTES=8M
+		   SRNIC_SOAK_PINGS=100 SRNIC_SELFTESTS_SKIP=srnic_soak.sh)
 	# The second stock kernel: the interop matrix's lossy half only (its
 	# loss-free cells ran on the first), and no wire check (srnic's
 	# packets are built by the same code on both; it ran on the first).
+	# The soak runs there, not on the first: the device and namespace
+	# teardown it drives is the kernel's (and the debug kernel is 6.1).
 	# The fuzz's mutations are the same on both: a quarter of them there.
 	stock_vol2=("SRNIC_MATRIX_LOSS=1%" SRNIC_SELFTESTS_SKIP=srnic_wire.sh
 		    SRNIC_FUZZ_PKTS=5000)
@@ -95,11 +100,13 @@ else
 	debug_vol=(SRNIC_RC_GENS=200 SRNIC_RC_ROUNDS=50 SRNIC_RC_BYTES=32M
 		   SRNIC_CM_PINGS=100 SRNIC_CM_NO_RXE=1 SRNIC_RDMA_CORE_NO_REF=1
 		   SRNIC_HOSTILE_ROUNDS=50 SRNIC_FUZZ_PKTS=3000 SRNIC_FUZZ_PPS=1000
+		   SRNIC_SOAK_SECONDS=10 SRNIC_SOAK_GENS=50 SRNIC_SOAK_BYTES=4M
+		   SRNIC_SOAK_PINGS=40
 		   "SRNIC_RDMA_CORE_MODULES=test_mr test_qp test_qpex"
 		   "SRNIC_RC_ONLY=pingpong \(4 KiB|order \(|fence --gens|access|scribble|retry|rnr")
 	debug_tests=(srnic_basic.sh srnic_bad_input.sh srnic_hostile.sh
 		     srnic_fuzz_rx.sh srnic_kqp.sh rdma_core_tests.sh srnic_cm.sh
-		     srnic_rc.sh)
+		     srnic_rc.sh srnic_soak.sh)
 fi
 
 # --- stages --------------------------------------------------------------------
