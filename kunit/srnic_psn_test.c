@@ -57,6 +57,62 @@ static void srnic_psn_window(struct kunit *test)
 }
 
 /* Exhaustive around the wrap: diff and add are inverse. */
+/*
+ * The requester's window, counted from una: the edges, the wrap, and a
+ * flight of exactly 2^23 PSNs (a 2 GiB Read at path MTU 256), where the
+ * signed distance cannot tell in flight from behind.
+ */
+static void srnic_psn_requester_window(struct kunit *test)
+{
+	const u32 una = 0xfffff0, max = srnic_psn_add(una, 32);
+	u32 full;
+
+	KUNIT_EXPECT_EQ(test, srnic_psn_window_of(una, una, max),
+			SRNIC_PSN_IN_FLIGHT);
+	KUNIT_EXPECT_EQ(test, srnic_psn_window_of(srnic_psn_add(una, 31), una,
+						  max), SRNIC_PSN_IN_FLIGHT);
+	KUNIT_EXPECT_EQ(test, srnic_psn_window_of(max, una, max),
+			SRNIC_PSN_AHEAD);
+	KUNIT_EXPECT_EQ(test, srnic_psn_window_of(srnic_psn_add(una, -1), una,
+						  max), SRNIC_PSN_BEHIND);
+	/* Nothing in flight: una itself was never sent. */
+	KUNIT_EXPECT_EQ(test, srnic_psn_window_of(una, una, una),
+			SRNIC_PSN_AHEAD);
+	KUNIT_EXPECT_EQ(test, srnic_psn_window_of(srnic_psn_add(una, -1), una,
+						  una), SRNIC_PSN_BEHIND);
+	/* 2^23 in flight: its last PSN is in flight, not behind una. */
+	full = srnic_psn_add(una, SRNIC_PSN_HALF);
+	KUNIT_EXPECT_EQ(test, srnic_psn_window_of(srnic_psn_add(full, -1), una,
+						  full), SRNIC_PSN_IN_FLIGHT);
+	KUNIT_EXPECT_EQ(test, srnic_psn_window_of(full, una, full),
+			SRNIC_PSN_AHEAD);
+	KUNIT_EXPECT_EQ(test, srnic_psn_window_of(srnic_psn_add(una, -1), una,
+						  full), SRNIC_PSN_AHEAD);
+	/* The signed distance gets that last PSN wrong. */
+	KUNIT_EXPECT_LT(test, srnic_psn_diff(srnic_psn_add(una, -1), una), 0);
+}
+
+/* How far the transmit position is past una, including behind it. */
+static void srnic_psn_sent_counts(struct kunit *test)
+{
+	const u32 una = 0xfffffe, max = srnic_psn_add(una, 10);
+
+	KUNIT_EXPECT_EQ(test, srnic_psn_sent(max, una, max), 10U);
+	KUNIT_EXPECT_EQ(test, srnic_psn_sent(una, una, max), 0U);
+	KUNIT_EXPECT_EQ(test, srnic_psn_sent(srnic_psn_add(una, 4), una, max),
+			4U);
+	/* Rewound, then a late ACK moved una past the position. */
+	KUNIT_EXPECT_EQ(test, srnic_psn_sent(srnic_psn_add(una, -3), una, max),
+			0U);
+	KUNIT_EXPECT_EQ(test, srnic_psn_sent(srnic_psn_add(una, -3), una, una),
+			0U);
+	/* A full 2^23 flight. */
+	KUNIT_EXPECT_EQ(test, srnic_psn_sent(srnic_psn_add(una, SRNIC_PSN_HALF),
+					     una,
+					     srnic_psn_add(una, SRNIC_PSN_HALF)),
+			(u32)SRNIC_PSN_HALF);
+}
+
 static void srnic_psn_add_diff_inverse(struct kunit *test)
 {
 	u32 base, n;
@@ -111,6 +167,8 @@ static struct kunit_case srnic_psn_cases[] = {
 	KUNIT_CASE(srnic_psn_diff_signed),
 	KUNIT_CASE(srnic_psn_before_after),
 	KUNIT_CASE(srnic_psn_window),
+	KUNIT_CASE(srnic_psn_requester_window),
+	KUNIT_CASE(srnic_psn_sent_counts),
 	KUNIT_CASE(srnic_psn_add_diff_inverse),
 	KUNIT_CASE(srnic_psn_ack_coalescing),
 	{}

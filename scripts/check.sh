@@ -59,7 +59,10 @@ out=$(realpath "$out")
 # --- volumes -------------------------------------------------------------------
 
 if [ $full -eq 1 ]; then
-	stock_vol=() stock_vol2=() ksft_vol=(SRNIC_KSFT_TESTS=all)
+	# The stock kernels' guests get 6 GiB: srnic_rc's bigread registers
+	# 2 GiB on each side.
+	stock_vol=(SRNIC_RC_BIGREAD=1) stock_vol2=() stock_mem=(--mem 6144)
+	ksft_vol=(SRNIC_KSFT_TESTS=all)
 	twohost_vol=(SRNIC_TH_GENS=5000 SRNIC_TH_BYTES=256M SRNIC_TH_PINGS=1000)
 	debug_vol=(SRNIC_RDMA_CORE_NO_REF=1 SRNIC_SOAK_SECONDS=60)
 	debug_tests=(srnic_basic.sh srnic_bad_input.sh srnic_hostile.sh
@@ -71,6 +74,7 @@ else
 	# rounds and integrity bytes 25%, pings 30%, NVMe I/O 25%); every step
 	# still runs. The rdma_rxe reference rows of the rdma-core table are
 	# check-full's (the srnic rows and their verdicts stay).
+	stock_mem=()
 	stock_vol=(SRNIC_RC_GENS=1500 SRNIC_RC_ROUNDS=250 SRNIC_RC_BYTES=64M
 		   SRNIC_CM_PINGS=300 SRNIC_NVME_SIZE=64M
 		   SRNIC_HOSTILE_ROUNDS=250 SRNIC_FUZZ_PKTS=20000
@@ -211,7 +215,8 @@ lane1() {
 	for k in $(scripts/kvers.sh); do
 		stage "selftests-$k" env "${vol[@]}" "${rc_skip[@]}" \
 			scripts/vm.sh --kernel "$k" --timeout 3000 --fail-on-splat \
-			--out "$out/guest-$k" -- selftests/run_kselftests.sh
+			"${stock_mem[@]}" --out "$out/guest-$k" -- \
+			selftests/run_kselftests.sh
 		vol+=("${stock_vol2[@]}")
 	done
 	# A host booted with ipv6.disable=1: srnic over IPv4 alone (the

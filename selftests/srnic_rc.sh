@@ -17,7 +17,8 @@
 #                     solicit (solicited events), overrun (CQ overrun),
 #                     IPv6 GIDs, path MTU 256 and 512,
 #                     integrity (netem loss/duplicate), retry, rnr,
-#                     access, scribble (loopback),
+#                     access, scribble (loopback), bigread (check-full:
+#                     2 GiB Read at path MTU 256, 2^23 PSNs),
 #                     fair (the fenced-QP scenario: srnic1's Read
 #                     responses held back by netem on a u32 filter;
 #                     default pool and a pool of 100 slots)
@@ -41,6 +42,8 @@
 #	SRNIC_RC_SKIP		ERE: skip the steps whose name matches (make
 #				check runs "fair", a throughput verdict, in a
 #				guest of its own while nothing else runs)
+#	SRNIC_RC_BIGREAD=1	run bigread, a 2 GiB Read at path MTU 256
+#				(make check-full: the guest needs 6 GiB)
 #	SRNIC_RC_KEEP_GOING=1	go on after the first traffic step failed
 #				(by default the rest is skipped: each would
 #				only wait for its timeout)
@@ -64,7 +67,7 @@ srnic_require
 require_cmd tc ss timeout ibv_rc_pingpong "${PERFTESTS[@]}"
 [ -x "$RC_TEST" ] || ktap_skip_rest "no $RC_TEST (run make)"
 ktap_print_header
-ktap_set_plan 51
+ktap_set_plan 52
 
 # --- helpers -----------------------------------------------------------------
 
@@ -461,6 +464,18 @@ rc_test "retry: unresponsive peer -> RETRY_EXC_ERR" retry
 rc_test "rnr: rnr_retry 7 waits for the receive, 0 -> RNR_RETRY_EXC_ERR" rnr
 rc_test "access: bad rkey/bounds/rights -> REM_ACCESS_ERR, memory intact" \
 	access
+# IBA's largest Read: 2 GiB at path MTU 256 is 2^23 response PSNs, half
+# the PSN space, all outstanding at once. check-full's (a 6 GiB guest:
+# 2 GiB registered on each side); then a Write and a Read on the same QP.
+desc="bigread: one 2 GiB Read at path MTU 256 (2^23 PSNs), then Write + Read"
+mem_kb=$(awk '/^MemTotal:/ { print $2 }' /proc/meminfo)
+if [ "${SRNIC_RC_BIGREAD:-0}" != 1 ]; then
+	ktap_test_skip "$desc" "make check-full's (SRNIC_RC_BIGREAD=1)"
+elif [ "$mem_kb" -lt $((5 * 1024 * 1024)) ]; then
+	ktap_test_skip "$desc" "needs a guest of 6 GiB ($((mem_kb / 1024)) MiB)"
+else
+	T=900 rc_test "$desc" --mtu 256 --size 2G --cq-wait 900 bigread
+fi
 single "scribble --rounds $ROUNDS: garbage in a victim's send ring" "$NS_A" \
 	"$RC_TEST" -v --dev srnic0 --gid-index "$GA" --loop --rounds "$ROUNDS" \
 	--strict scribble

@@ -3079,6 +3079,157 @@ static int awrite_client(struct role *r)
 	return order_run(r, true);
 }
 
+/* --- bigread -------------------------------------------------------------- */
+
+/*
+ * bigread: one Read of --size bytes (up to 2 GiB), then a Write and a
+ * Read of 4 KiB behind it. At path MTU 256 a 2 GiB Read takes 2^23
+ * response PSNs, IBA's whole outstanding window: the requester must send
+ * it alone and go on after it (the PSNs after it were once taken for
+ * "behind the oldest unacknowledged" and the QP hung). The server's
+ * buffer is random data by 1 MiB chunks; the client checks every byte.
+ */
+#define BIGREAD_CHUNK	(1u << 20)
+#define BIGREAD_TAIL	4096u
+
+static void bigread_fill(__u8 *buf, size_t len, __u64 seed)
+{
+	size_t off;
+
+	for (off = 0; off < len; off += BIGREAD_CHUNK)
+		st_rnd_fill(buf + off, len - off < BIGREAD_CHUNK ?
+				len - off : BIGREAD_CHUNK,
+			    st_rnd_seed(seed, off / BIGREAD_CHUNK));
+}
+
+static int bigread_server(struct role *r)
+{
+	const struct params *p = &r->p;
+	struct qp_params qpp = qp_params(p, 14, 7, 7, 12);
+	struct st_peer mine = {}, theirs;
+	struct ibv_mr *mr = NULL;
+	__u64 peer_fail, done;
+	struct conn c;
+	__u8 *buf;
+	int rc = ST_EXIT_FAIL;
+
+	buf = st_buf_alloc(p->size, 0);
+	if (!buf || conn_create(&c, r, r->pd, 4, 1))
+		goto out_free;
+	bigread_fill(buf, p->size, p->seed);
+	mr = reg(r, r->pd, buf, p->size, IBV_ACCESS_LOCAL_WRITE |
+		 IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+	if (!mr)
+		goto out_destroy;
+	st_peer_add_mr(&mine, mr);
+	if (conn_setup(&c, &mine, &theirs, &qpp) || st_chan_sync(&r->ch))
+		goto out_destroy;
+	/*
+	 * The client reads, writes and reads again, then says it is done:
+	 * wait for that in silence (a message would cut its CQ wait short).
+	 */
+	r->ch.wait_ms = r->cq_wait_ms;
+	if (st_chan_recv_u64(&r->ch, &done))
+		goto out_destroy;
+	rc = final_verdict(r, 0, &peer_fail);
+out_destroy:
+	conn_destroy(&c);
+	if (mr)
+		ibv_dereg_mr(mr);
+out_free:
+	free(buf);
+	return rc;
+}
+
+static int bigread_client(struct role *r)
+{
+	const struct params *p = &r->p;
+	struct qp_params qpp = qp_params(p, 14, 7, 7, 12);
+	struct ibv_mr *mr = NULL, *tmr = NULL;
+	struct st_peer mine = {}, theirs;
+	__u8 *buf, *want, *tail;
+	__u64 bad = 0, first = 0, peer_fail, off;
+	size_t n, j;
+	double t0;
+	struct conn c;
+	int rc = ST_EXIT_FAIL, fail = 1;
+
+	buf = st_buf_alloc(p->size, 0);
+	want = st_buf_alloc(BIGREAD_CHUNK, 0);
+	tail = st_buf_alloc(2 * BIGREAD_TAIL, 0);
+	if (!buf || !want || !tail || conn_create(&c, r, r->pd, 4, 1))
+		goto out_free;
+	memset(buf, 0x5a, p->size);
+	mr = reg(r, r->pd, buf, p->size, IBV_ACCESS_LOCAL_WRITE);
+	tmr = reg(r, r->pd, tail, 2 * BIGREAD_TAIL, IBV_ACCESS_LOCAL_WRITE);
+	if (!mr || !tmr || conn_setup(&c, &mine, &theirs, &qpp))
+		goto out_destroy;
+	if (theirs.nmr < 1 || theirs.mr[0].len < p->size ||
+	    p->size < BIGREAD_TAIL) {
+		st_diag(r->name, "peer buffer too small (or --size < 4096)");
+		if (st_chan_sync(&r->ch))
+			goto out_destroy;
+		goto out_verdict;
+	}
+	if (st_chan_sync(&r->ch))
+		goto out_destroy;
+	t0 = st_now_s();
+	if (post_send1(&c, IBV_WR_RDMA_READ, WR_READ, buf, p->size, mr->lkey,
+		       theirs.mr[0].addr, theirs.mr[0].rkey, 0) ||
+	    expect_ok(&c, WR_READ, "the big Read"))
+		goto out_verdict;
+	if (!r->quiet)
+		printf("# bigread: %u bytes in %.1f s\n", p->size,
+		       st_now_s() - t0);
+	/* Traffic after it: a Write, and a Read of what it wrote. */
+	st_rnd_fill(tail, BIGREAD_TAIL, st_rnd_seed(p->seed, ~0ull));
+	memset(tail + BIGREAD_TAIL, 0, BIGREAD_TAIL);
+	if (post_send1(&c, IBV_WR_RDMA_WRITE, WR_WRITE, tail, BIGREAD_TAIL,
+		       tmr->lkey, theirs.mr[0].addr, theirs.mr[0].rkey, 0) ||
+	    expect_ok(&c, WR_WRITE, "the Write after it") ||
+	    post_send1(&c, IBV_WR_RDMA_READ, WR_READ, tail + BIGREAD_TAIL,
+		       BIGREAD_TAIL, tmr->lkey, theirs.mr[0].addr,
+		       theirs.mr[0].rkey, 0) ||
+	    expect_ok(&c, WR_READ, "the Read after it"))
+		goto out_verdict;
+	if (memcmp(tail, tail + BIGREAD_TAIL, BIGREAD_TAIL)) {
+		st_diag(r->name, "the Read after the big one read wrong bytes");
+		goto out_verdict;
+	}
+	for (off = 0; off < p->size; off += n) {
+		n = p->size - off < BIGREAD_CHUNK ? p->size - off :
+						     BIGREAD_CHUNK;
+		st_rnd_fill(want, n, st_rnd_seed(p->seed, off / BIGREAD_CHUNK));
+		if (!memcmp(buf + off, want, n))
+			continue;
+		for (j = 0; j < n; j++)
+			if (buf[off + j] != want[j] && !bad++)
+				first = off + j;
+	}
+	if (bad)
+		st_diag(r->name, "%llu bytes read wrong, the first at %llu",
+			bad, first);
+	fail = bad != 0;
+out_verdict:
+	if (st_chan_send_u64(&r->ch, 1))
+		goto out_destroy;
+	rc = final_verdict(r, fail, &peer_fail);
+	if (!r->quiet)
+		printf("bigread: %s (%u bytes, MTU %d)\n", rc ? "FAIL" : "PASS",
+		       p->size, 128 << r->dev->mtu);
+out_destroy:
+	conn_destroy(&c);
+	if (mr)
+		ibv_dereg_mr(mr);
+	if (tmr)
+		ibv_dereg_mr(tmr);
+out_free:
+	free(tail);
+	free(want);
+	free(buf);
+	return rc;
+}
+
 typedef int (*role_fn)(struct role *r);
 
 /* rc_tests[] flags */
@@ -3105,6 +3256,7 @@ static const struct rc_test {
 	{ .name = "overrun", .server = overrun_server, .client = overrun_client },
 	{ .name = "xfer", .server = xfer_server, .client = xfer_client },
 	{ .name = "fair", .server = fair_server, .client = fair_client },
+	{ .name = "bigread", .server = bigread_server, .client = bigread_client },
 };
 
 /* Test number @id (from 1), NULL if there is none. */
@@ -3150,7 +3302,8 @@ static void *role_thread(void *arg)
 static const char *const help_text[] = {
 	"srnic_rc_test [OPTIONS] (--server | --connect ADDR | --loop) TEST",
 	"TEST: order | awrite | fence | solicit | overrun | xfer |",
-	"      integrity | retry | rnr | access | scribble (--loop)",
+	"      integrity | retry | rnr | access | fair | bigread |",
+	"      scribble (--loop)",
 	"  --dev NAME         RDMA device (default: the first)",
 	"  --gid-index N      GID index (default: first RoCEv2 IPv4 GID)",
 	"  --mtu BYTES        path MTU 256..4096 (default: port active MTU)",
@@ -3179,6 +3332,9 @@ static const char *const help_text[] = {
 	"           MS (2000), while QP1 is fenced, alone again; fenced >= 80%",
 	"integrity: --bytes N (256M) --chunk N (1M)",
 	"rnr:       --rnr-delay MS (100)",
+	"bigread:   one Read of --size BYTES (up to 2G), then a Write and",
+	"           a Read behind it; every byte checked (2G at --mtu 256:",
+	"           2^23 PSNs, the whole outstanding window)",
 	"scribble:  --rounds N (1000)",
 	"           --scribble-mode mixed|random|fields|opcode (mixed)",
 	"           --strict: fail if a victim stalls (error, no flush)",
@@ -3260,7 +3416,9 @@ static void check_args(void)
 	}
 	if (p->timeout > 31 || p->retry_cnt > 7 || p->min_rnr_timer > 31 ||
 	    !p->writes || !p->size || !p->chunk || !p->bytes || !p->gens ||
-	    (__u64)p->writes * p->size > 1u << 30 ||
+	    ((__u64)p->writes * p->size > 1u << 30 &&
+	     strcmp(rc_test(p->test)->name, "bigread")) ||
+	    p->size > 1u << 31 ||
 	    p->imm_len > p->writes * p->size || p->chunk > 1u << 30) {
 		fprintf(stderr, "parameter out of range\n");
 		exit(2);

@@ -252,16 +252,22 @@ static bool srnic_ack_upto(struct srnic_qp *qp, u32 psn)
 {
 	struct srnic_req *req = &qp->req;
 	u32 una = srnic_psn_add(psn, 1);
+	u32 out = srnic_psn_dist(req->max_psn, req->una);
+	/* PSNs counted from una - 1: @psn acknowledges 0 .. out of them. */
+	u32 base = srnic_psn_add(req->una, -1);
+	u32 rel = srnic_psn_dist(psn, base);
 	bool moved = false;
 	u32 i;
 
+	if (rel > out)
+		return false;	/* older than una - 1: nothing new */
 	for (i = req->comp; i != req->issue; i++) {
 		struct srnic_swqe *s = srnic_req_swqe(qp, i);
 		u32 last = srnic_psn_add(s->first_psn, s->npkts - 1);
 
 		if (s->state == SRNIC_SWQE_DONE)
 			continue;
-		if (srnic_psn_diff(psn, last) < 0)
+		if (rel < srnic_psn_dist(last, base))
 			break;
 		if (srnic_op_is_rd_atomic(s->wqe.opcode)) {
 			/*
@@ -276,8 +282,7 @@ static bool srnic_ack_upto(struct srnic_qp *qp, u32 psn)
 		s->state = SRNIC_SWQE_DONE;
 		moved = true;
 	}
-	if (srnic_psn_diff(una, req->una) > 0 &&
-	    srnic_psn_diff(una, req->max_psn) <= 0) {
+	if (una != req->una && srnic_psn_dist(una, req->una) <= out) {
 		req->una = una;
 		moved = true;
 	}
@@ -307,9 +312,9 @@ static struct srnic_swqe *srnic_req_find(struct srnic_qp *qp, u32 psn)
 
 	for (i = req->comp; i != req->issue; i++) {
 		struct srnic_swqe *s = srnic_req_swqe(qp, i);
-		s32 d = srnic_psn_diff(psn, s->first_psn);
+		u32 d = srnic_psn_dist(psn, s->first_psn);
 
-		if (d >= 0 && d < (s32)s->npkts)
+		if (d < s->npkts)
 			return s->state == SRNIC_SWQE_DONE ? NULL : s;
 	}
 	return NULL;
@@ -405,7 +410,7 @@ static bool srnic_comp_read(struct srnic_qp *qp, struct srnic_pkt *pkt,
 	if (!s || s->wqe.opcode != IB_WR_RDMA_READ)
 		return false;
 	k = s->read_off / qp->mtu;
-	idx = srnic_psn_diff(pkt->psn, s->first_psn);
+	idx = srnic_psn_dist(pkt->psn, s->first_psn);
 	last = pkt->opcode == SRNIC_OP_READ_RESPONSE_LAST ||
 	       pkt->opcode == SRNIC_OP_READ_RESPONSE_ONLY;
 	/*
@@ -568,6 +573,7 @@ void srnic_comp_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 	struct srnic_req *req = &qp->req;
 	enum ib_qp_state state = READ_ONCE(qp->state);
 	bool moved = false, fail;
+	enum srnic_psn_win win;
 
 	if (state != IB_QPS_RTS && state != IB_QPS_SQD && state != IB_QPS_SQE)
 		return;
@@ -575,15 +581,17 @@ void srnic_comp_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 	if (req->flushing)
 		goto out;
 	/* Only responses to PSNs sent and not yet acknowledged count. */
-	if (srnic_psn_diff(pkt->psn, req->max_psn) >= 0)
+	win = srnic_psn_window_of(pkt->psn, req->una, req->max_psn);
+	if (win == SRNIC_PSN_AHEAD)
 		goto out;
-	if (srnic_psn_diff(pkt->psn, req->una) < 0 &&
-	    pkt->opcode != SRNIC_OP_ACKNOWLEDGE) {
-		/* A replay of Read responses we already have. */
-		if (pkt->opcode >= SRNIC_OP_READ_RESPONSE_FIRST &&
-		    pkt->opcode <= SRNIC_OP_READ_RESPONSE_ONLY)
-			srnic_req_push_timer(qp);
-		goto out;
+	if (win == SRNIC_PSN_BEHIND) {
+		if (pkt->opcode != SRNIC_OP_ACKNOWLEDGE) {
+			/* A replay of Read responses we already have. */
+			if (pkt->opcode >= SRNIC_OP_READ_RESPONSE_FIRST &&
+			    pkt->opcode <= SRNIC_OP_READ_RESPONSE_ONLY)
+				srnic_req_push_timer(qp);
+			goto out;
+		}
 	}
 
 	switch (pkt->opcode) {
@@ -603,7 +611,7 @@ void srnic_comp_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 			req->rnr_left = qp->rnr_retry;
 		srnic_req_complete(qp);
 		if (!req->rnr_wait &&
-		    srnic_psn_diff(req->max_psn, req->una) > 0)
+		    req->max_psn != req->una)
 			srnic_req_arm_timer(qp);
 		if (srnic_req_has_work(qp))
 			srnic_req_kick(qp);

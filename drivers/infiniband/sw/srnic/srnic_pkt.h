@@ -162,6 +162,55 @@ static inline bool srnic_psn_before(u32 a, u32 b)
 	return srnic_psn_diff(a, b) < 0;
 }
 
+/*
+ * Distance from @b forward to @a, in 0 .. 2^24 - 1. The requester's
+ * outstanding PSNs, [una, max_psn), may span exactly 2^23 (IBA's limit:
+ * one 2 GiB Read at path MTU 256), where the signed distance wraps: its
+ * window tests count forward from una with this.
+ */
+static inline u32 srnic_psn_dist(u32 a, u32 b)
+{
+	return (a - b) & SRNIC_PSN_MASK;
+}
+
+/*
+ * Where a response's @psn lies for a requester whose outstanding PSNs are
+ * [@una, @max_psn), counted forward from @una: in flight; ahead (the 2^23
+ * PSNs after max_psn, never sent); or behind una (the rest). When 2^23
+ * are in flight, the whole space is in flight or ahead.
+ */
+enum srnic_psn_win {
+	SRNIC_PSN_IN_FLIGHT,
+	SRNIC_PSN_AHEAD,
+	SRNIC_PSN_BEHIND,
+};
+
+static inline enum srnic_psn_win srnic_psn_window_of(u32 psn, u32 una,
+						     u32 max_psn)
+{
+	u32 off = srnic_psn_dist(psn, una);
+	u32 flight = srnic_psn_dist(max_psn, una);
+
+	if (off < flight)
+		return SRNIC_PSN_IN_FLIGHT;
+	return off - flight < SRNIC_PSN_HALF ? SRNIC_PSN_AHEAD :
+					       SRNIC_PSN_BEHIND;
+}
+
+/*
+ * PSNs from @una up to the transmit position @psn, which never passes
+ * @max_psn: 0 when @psn lies behind @una (a late ACK acknowledged packets
+ * being sent again), counted back from max_psn so that a flight of 2^23
+ * is measured right.
+ */
+static inline u32 srnic_psn_sent(u32 psn, u32 una, u32 max_psn)
+{
+	u32 flight = srnic_psn_dist(max_psn, una);
+	u32 unsent = srnic_psn_dist(max_psn, psn);
+
+	return unsent >= flight ? 0 : flight - unsent;
+}
+
 /* @psn lies in [@start, @start + @size), modulo 2^24. */
 static inline bool srnic_psn_in_window(u32 psn, u32 start, u32 size)
 {

@@ -773,6 +773,9 @@ static int srnic_req_build(struct srnic_qp *qp, struct srnic_swqe *s,
 	struct srnic_send_wqe *w = &s->wqe;
 	u32 k = req->cur_pkt, off = k * qp->mtu, len = 0;
 	bool first = k == 0, last = k + 1 >= s->npkts;
+	/* PSNs from the transmit position up to the first one never sent. */
+	u32 unsent = srnic_psn_dist(req->max_psn, req->psn);
+	u32 psn0 = req->psn;
 	struct srnic_pkt pkt = {};
 	struct sk_buff *skb;
 	u8 *data;
@@ -868,7 +871,7 @@ static int srnic_req_build(struct srnic_qp *qp, struct srnic_swqe *s,
 		req->psn = srnic_psn_add(req->psn, 1);
 		req->cur_pkt++;
 	}
-	if (srnic_psn_diff(req->psn, req->max_psn) > 0)
+	if (srnic_psn_dist(req->psn, psn0) > unsent)
 		req->max_psn = req->psn;
 	if (req->cur_pkt >= s->npkts) {
 		req->cur++;
@@ -892,14 +895,15 @@ static int srnic_req_next(struct srnic_qp *qp, struct sk_buff_head *out)
 	struct srnic_req *req = &qp->req;
 	enum ib_qp_state state = READ_ONCE(qp->state);
 	struct srnic_swqe *s;
-	u32 idx;
+	u32 idx, sent;
 	int err;
 
 	if (state != IB_QPS_RTS && state != IB_QPS_SQD)
 		return 0;
 	if (req->rnr_wait || req->flushing)
 		return 0;
-	if (srnic_psn_diff(req->psn, req->una) >= SRNIC_MAX_INFLIGHT)
+	sent = srnic_psn_sent(req->psn, req->una, req->max_psn);
+	if (sent >= SRNIC_MAX_INFLIGHT)
 		return 0;
 	if (req->cur == req->issue) {
 		if (state == IB_QPS_SQD || !srnic_req_issue(qp))
@@ -913,6 +917,14 @@ static int srnic_req_next(struct srnic_qp *qp, struct sk_buff_head *out)
 	}
 	idx = req->cur;
 	s = srnic_req_swqe(qp, idx);
+	/*
+	 * A Read's one request claims every response PSN: it waits until
+	 * they fit in IBA's 2^23 outstanding PSNs (a 2 GiB Read at MTU 256
+	 * takes all of them: it goes out alone).
+	 */
+	if (s->wqe.opcode == IB_WR_RDMA_READ &&
+	    sent + s->npkts - req->cur_pkt > SRNIC_PSN_HALF)
+		return 0;
 	err = srnic_req_build(qp, s, out);
 	if (err == -ENOMEM)
 		return 0;
@@ -1067,7 +1079,7 @@ static void srnic_req_timer(struct timer_list *t)
 		srnic_req_kick(qp);
 		goto out;
 	}
-	if (srnic_psn_diff(req->max_psn, req->una) <= 0)
+	if (req->max_psn == req->una)
 		goto out;		/* nothing outstanding */
 	if (req->una != req->timer_psn) {
 		srnic_req_arm_timer(qp);	/* progress was made */
