@@ -318,13 +318,28 @@ setup_veth_pair() {
 . "$(dirname "${BASH_SOURCE[0]}")/kernel_log.sh"
 DMESG_MARK=0
 
+# The kernel log is a ring: once it is full (a fuzz's warnings about bad
+# MADs fill it), old lines go and a line count no longer marks a place.
+# A mark is the timestamp of the last line (dmesg_now); dmesg_since MARK
+# prints the lines after it (a line without a timestamp goes with the
+# line before it).
+dmesg_now() {
+	dmesg | awk '/^\[ *[0-9]+\.[0-9]+\]/ { t = $0 }
+		END { sub(/^\[ */, "", t); sub(/\].*/, "", t); print t == "" ? 0 : t }'
+}
+
+dmesg_since() {	# MARK
+	dmesg | awk -v m="${1:-0}" '/^\[ *[0-9]+\.[0-9]+\]/ {
+		t = $0; sub(/^\[ */, "", t); sub(/\].*/, "", t); on = t + 0 > m + 0 } on'
+}
+
 dmesg_mark() {
-	DMESG_MARK=$(dmesg | wc -l)
+	DMESG_MARK=$(dmesg_now)
 }
 
 # dmesg_splats: the splat lines logged since dmesg_mark; fails if none.
 dmesg_splats() {
-	dmesg | tail -n +$((DMESG_MARK + 1)) | kernel_splats
+	dmesg_since "$DMESG_MARK" | kernel_splats
 }
 
 # ktap_kernel_log_clean [DESC]: the end-of-test check, one KTAP line:

@@ -37,7 +37,7 @@ A1=$VETH_A B1=$VETH_B A1_IP4=$VETH_A_IP4
 link_add_refused() {
 	local desc=$1 pat=$2 out rc=0 mark
 	shift 2
-	mark=$(dmesg | wc -l)
+	mark=$(dmesg_now)
 	out=$(srnic_link_add "$@" 2>&1) || rc=$?
 	ktap_print_msg "rdma: $out"
 	if [ $rc -eq 0 ]; then
@@ -49,12 +49,12 @@ link_add_refused() {
 		ktap_test_fail "$desc: refused but $2 exists"
 		return
 	fi
-	if [ -n "$pat" ] && ! dmesg | tail -n +$((mark + 1)) | grep -q "$pat"; then
+	if [ -n "$pat" ] && ! dmesg_since "$mark" | grep -q "$pat"; then
 		ktap_print_msg "no kernel log line matching '$pat'"
 		ktap_test_fail "$desc"
 		return
 	fi
-	[ -n "$pat" ] && ktap_print_msg "log: $(dmesg | tail -n +$((mark + 1)) | grep "$pat")"
+	[ -n "$pat" ] && ktap_print_msg "log: $(dmesg_since "$mark" | grep "$pat")"
 	ktap_test_pass "$desc"
 }
 
@@ -119,12 +119,12 @@ ktap_test_result "sysfs tunables: bad values refused (EINVAL), good ones read ba
 # UDP 4791: rdma_rxe binds it in the initial namespace when it loads.
 if modprobe rdma_rxe 2>/dev/null; then
 	setup_veth_pair - "$NS_B" || srnic_bail "veth"
-	mark=$(dmesg | wc -l)
+	mark=$(dmesg_now)
 	if rdma link add srnici type srnic netdev "$VETH_A" 2>/dev/null; then
 		rdma link delete srnici
 		ktap_test_fail "link add in a namespace where UDP 4791 is taken: accepted"
 	else
-		log=$(dmesg | tail -n +$((mark + 1)) | grep "UDP port 4791 is already in use")
+		log=$(dmesg_since "$mark" | grep "UDP port 4791 is already in use")
 		ktap_print_msg "log: $log"
 		[ -n "$log" ] && ! rdma_dev_exists srnici &&
 			ktap_test_pass "link add where UDP 4791 is taken (rdma_rxe): refused, reason logged" ||

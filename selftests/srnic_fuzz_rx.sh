@@ -212,9 +212,10 @@ fi
 
 aftercm() {
 	local rc=0
-	ip netns exec "$NS_B" timeout 30 rping -s -V -a "$B3_IP" -p 19399 -C 50 >/dev/null 2>&1 &
-	wait_until 20 server_listening "$NS_B" 19399
-	ip netns exec "$NS_C" timeout 30 rping -c -V -a "$B3_IP" -p 19399 -C 50 || rc=$?
+	# Minutes, not seconds, under TCG with other guests beside.
+	ip netns exec "$NS_B" timeout 120 rping -s -V -a "$B3_IP" -p 19399 -C 50 >/dev/null 2>&1 &
+	wait_until 30 server_listening "$NS_B" 19399
+	ip netns exec "$NS_C" timeout 120 rping -c -V -a "$B3_IP" -p 19399 -C 50 || rc=$?
 	wait $! || rc=$?
 	return $rc
 }

@@ -45,13 +45,13 @@ idx=$(srnic_gid_wait srnic0 "$VETH_A_IP4") &&
 # --- the module ---------------------------------------------------------------
 
 defer rmmod srnic_kqp
-kmark=$(dmesg | wc -l)
+kmark=$(dmesg_now)
 start=$(date +%s)
 out=$(ip netns exec "$NS_A" insmod "$KQP_KO" dev=srnic0 2>&1)
 rc=$?
 ktap_print_msg "insmod srnic_kqp.ko dev=srnic0: exit $rc after $(($(date +%s) - start)) s${out:+: $out}"
 # The module's lines, without the timestamps and the prefix.
-klog=$(dmesg | tail -n +$((kmark + 1)) | sed -n 's/^\[[^]]*\] //; s/^srnic_kqp: //p')
+klog=$(dmesg_since "$kmark" | sed -n 's/^\[[^]]*\] //; s/^srnic_kqp: //p')
 printf '%s\n' "$klog" >"${SRNIC_OUT:-$SRNIC_TMP}/srnic_kqp.log" 2>/dev/null
 
 next=1

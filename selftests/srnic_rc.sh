@@ -96,7 +96,7 @@ diagnostics() {	# after a failed step
 	ktap_print_msg "rdma resource show qp:"
 	rdma resource show qp 2>&1 | head -n 20 | sed 's/^/#   /'
 	ktap_print_msg "new kernel log lines:"
-	dmesg | tail -n +$((DMESG_STEP + 1)) | tail -n 30 | sed 's/^/#   /'
+	dmesg_since "$DMESG_STEP" | tail -n 30 | sed 's/^/#   /'
 }
 
 # step DESC: whether to run it (SRNIC_RC_ONLY, SRNIC_RC_SKIP, an earlier
@@ -114,7 +114,7 @@ step() {
 		ktap_test_skip "$1" "RC traffic already failed ($BROKEN)"
 		return 1
 	fi
-	DMESG_STEP=$(dmesg | wc -l)
+	DMESG_STEP=$(dmesg_now)
 	return 0
 }
 
