@@ -467,6 +467,9 @@ rc_test "access: bad rkey/bounds/rights -> REM_ACCESS_ERR, memory intact" \
 # IBA's largest Read: 2 GiB at path MTU 256 is 2^23 response PSNs, half
 # the PSN space, all outstanding at once. check-full's (a 6 GiB guest:
 # 2 GiB registered on each side); then a Write and a Read on the same QP.
+# ACK timeout 16 (268 ms): a Read lost in part is asked for again from
+# its first missing PSN and served to its end, millions of packets; a
+# guest starved of CPU must not run out of retries meanwhile.
 desc="bigread: one 2 GiB Read at path MTU 256 (2^23 PSNs), then Write + Read"
 mem_kb=$(awk '/^MemTotal:/ { print $2 }' /proc/meminfo)
 if [ "${SRNIC_RC_BIGREAD:-0}" != 1 ]; then
@@ -474,7 +477,7 @@ if [ "${SRNIC_RC_BIGREAD:-0}" != 1 ]; then
 elif [ "$mem_kb" -lt $((5 * 1024 * 1024)) ]; then
 	ktap_test_skip "$desc" "needs a guest of 6 GiB ($((mem_kb / 1024)) MiB)"
 else
-	T=900 rc_test "$desc" --mtu 256 --size 2G --cq-wait 900 bigread
+	T=900 rc_test "$desc" --mtu 256 --size 2G --cq-wait 900 --timeout 16 bigread
 fi
 single "scribble --rounds $ROUNDS: garbage in a victim's send ring" "$NS_A" \
 	"$RC_TEST" -v --dev srnic0 --gid-index "$GA" --loop --rounds "$ROUNDS" \
