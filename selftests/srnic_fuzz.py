@@ -3,7 +3,7 @@
 """A hostile peer on the wire: mutated RoCEv2 packets at live QPs.
 
     srnic_fuzz.py fuzz IFACE COUNT SEED [PPS]
-    srnic_fuzz.py probe IFACE DST_MAC SRC_IP DST_IP COUNT
+    srnic_fuzz.py probe IFACE DST_MAC SRC_IP DST_IP COUNT [SIZE]
 
 fuzz: on IFACE (a packet socket: run it in the attacker's namespace),
 learn from the RoCEv2 packets this host's own RDMA traffic sends (real
@@ -18,7 +18,8 @@ and reach the transport's own checks. At most PPS packets a second
 (default 4000), so that the receiver's backlog does not drop them.
 
 probe: COUNT well-formed UD Send Only packets to QP1 (the GSI Q_Key,
-correct ICRC) for DST_IP, sent out of IFACE to DST_MAC.
+correct ICRC, SIZE bytes of payload: 256, a MAD, by default) for DST_IP,
+sent out of IFACE to DST_MAC, 50 a millisecond at most.
 
 Both print one line "sent N icrc_good G icrc_bad B short S" (short:
 shorter than a BTH and an ICRC; the ICRC counts are of the others; for
@@ -262,7 +263,7 @@ def mac_bytes(mac):
     return bytes(int(x, 16) for x in mac.split(":"))
 
 
-def probe(iface, dst_mac, src_ip, dst_ip, count):
+def probe(iface, dst_mac, src_ip, dst_ip, count, size=256):
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW,
                       socket.htons(ETH_P_ALL))
     s.bind((iface, 0))
@@ -276,9 +277,11 @@ def probe(iface, dst_mac, src_ip, dst_ip, count):
         udp = struct.pack(">HHHH", 49152 + i % 1000, ROCE_PORT, 0, 0)
         bth = struct.pack(">BBHI I", 0x64, 0, 0xffff, 1, i & 0xffffff)
         deth = struct.pack(">II", GSI_QKEY, 0x10)
-        l3 = ip + udp + bth + deth + bytes(256) + b"\0\0\0\0"
+        l3 = ip + udp + bth + deth + bytes(size) + b"\0\0\0\0"
         s.send(finish(eth, l3, 20, True))
         sent += 1
+        if sent % 50 == 0:
+            time.sleep(0.001)
     print("sent %d icrc_good %d icrc_bad 0 short 0" % (sent, sent))
     return 0
 
@@ -288,8 +291,9 @@ def main():
     if len(a) in (4, 5) and a[0] == "fuzz":
         return fuzz(a[1], int(a[2]), int(a[3]),
                     int(a[4]) if len(a) == 5 else 4000)
-    if len(a) == 6 and a[0] == "probe":
-        return probe(a[1], a[2], a[3], a[4], int(a[5]))
+    if len(a) in (6, 7) and a[0] == "probe":
+        return probe(a[1], a[2], a[3], a[4], int(a[5]),
+                     int(a[6]) if len(a) == 7 else 256)
     print(__doc__, file=sys.stderr)
     return 2
 

@@ -19,6 +19,7 @@
 #include <linux/module.h>
 #include <linux/slab.h>
 #include <linux/workqueue.h>
+#include <rdma/ib_mad.h>
 #include <rdma/ib_verbs.h>
 
 #include "srnic.h"
@@ -990,7 +991,8 @@ out:
  * 11.4.1.2; for IPv4, 20 zero bytes and the IPv4 header, as the core's
  * ib_get_gids_from_rdma_hdr() reads it), then the payload. A datagram
  * with no receive WQE posted is dropped (UD has no RNR); one too long for
- * its WQE completes that WQE with IB_WC_LOC_LEN_ERR, and the QP goes on.
+ * its WQE completes that WQE with IB_WC_LOC_LEN_ERR, and the QP goes on
+ * (on QP1, one longer than a MAD is dropped first).
  *
  * Context: softirq.
  * Return: false if the datagram was dropped (the caller counts it).
@@ -1010,6 +1012,18 @@ bool srnic_resp_ud_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 
 	if (READ_ONCE(qp->req.flushing))
 		return false;
+	/*
+	 * QP1 carries MADs, at most IB_MGMT_MAD_SIZE bytes. The MAD layer
+	 * takes a receive that completes in error for its QP's end and does
+	 * not post that buffer again: a longer datagram completing one with
+	 * a length error loses it for good, and a peer sending as many as
+	 * QP1 has receives (512) silences rdma_cm on the device. It is
+	 * dropped, counted as malformed, before it takes a receive.
+	 */
+	if (qp->ibqp.qp_type == IB_QPT_GSI && pkt->paylen > IB_MGMT_MAD_SIZE) {
+		srnic_counter_inc(sdev, SRNIC_CNT_MALFORMED);
+		return false;
+	}
 	memset(&grh, 0, sizeof(grh));
 	if ((l3[0] >> 4) == 4) {
 		memcpy(&grh.roce4grh, l3, sizeof(grh.roce4grh));
