@@ -3089,7 +3089,7 @@ static int awrite_client(struct role *r)
  * "behind the oldest unacknowledged" and the QP hung). The server's
  * buffer is random data by 1 MiB chunks; the client checks every byte.
  */
-#define BIGREAD_CHUNK	(1u << 20)
+#define BIGREAD_CHUNK	(1024u * 1024)
 #define BIGREAD_TAIL	4096u
 
 static void bigread_fill(__u8 *buf, size_t len, __u64 seed)
