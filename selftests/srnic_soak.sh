@@ -87,7 +87,8 @@ loop() {
 			"${srv[@]//@PORT@/$port}" >"$LOG/$name.$n.srv" 2>&1 &
 		spid=$!
 		crc=0 src=0
-		if wait_until 30 server_listening "$sns" "$port"; then
+		# Slow to start on the debug kernel: minutes, not seconds.
+		if wait_until 120 server_listening "$sns" "$port"; then
 			ip netns exec "$cns" timeout -k 5 "$T" \
 				"${cli[@]//@PORT@/$port}" >"$LOG/$name.$n.cli" 2>&1 ||
 				crc=$?
@@ -224,7 +225,7 @@ nsdel() {
 		--gens 1000000 order \
 		>"$LOG/nsdel.srv" 2>&1 &
 	spid=$!
-	wait_until 30 server_listening "$NS_D" 21000 || return 1
+	wait_until 120 server_listening "$NS_D" 21000 || return 1
 	ip netns exec "$NS_D" timeout -k 5 "$T" "$RC_TEST" -v --port 21000 \
 		--dev srnic4 --gid-index "$ge" --connect 127.0.0.1 --cq-wait 10 \
 		--gens 1000000 order >"$LOG/nsdel.cli" 2>&1 &
@@ -232,8 +233,9 @@ nsdel() {
 	wait_until 30 grep -q "peer qpn" "$LOG/nsdel.cli" || return 1
 	sleep 3
 	ip netns del "$NS_E"
-	wait_until 30 eval '! rdma_dev_exists srnic4' || {
-		ktap_print_msg "srnic4 still there 30 s after its namespace went"
+	# The namespace is torn down by a work item: slow on the debug kernel.
+	wait_until 120 eval '! rdma_dev_exists srnic4' || {
+		ktap_print_msg "srnic4 still there 120 s after its namespace went"
 		return 1
 	}
 	# The client's device is gone: it fails; the server follows.
@@ -248,7 +250,7 @@ nsdel() {
 	ktap_print_msg "client: $(tail -n 2 "$LOG/nsdel.cli" | tr '\n' ' ')"
 	ktap_print_msg "server exit $rc5: $(tail -n 1 "$LOG/nsdel.srv")"
 	# srnic5's netdev, the veth's other end, went with the namespace.
-	wait_until 30 eval '! rdma_dev_exists srnic5'
+	wait_until 120 eval '! rdma_dev_exists srnic5'
 }
 ktap_test_result "namespace deleted with a device under traffic: the device goes, its processes end" nsdel
 
@@ -265,7 +267,7 @@ rxe() {
 	ip netns exec "$NS_D" timeout -k 5 120 rping -s -V -a "$VETH_B_IP4" \
 		-p 21500 -C 100 >"$LOG/rxe.srv" 2>&1 &
 	rpid=$!
-	wait_until 30 server_listening "$NS_D" 21500 &&
+	wait_until 120 server_listening "$NS_D" 21500 &&
 		timeout -k 5 120 rping -c -V -a "$VETH_B_IP4" -p 21500 -C 100 \
 		>"$LOG/rxe.cli" 2>&1 || rrc=$?
 	wait "$rpid" || rrc=$((rrc + 1000))
@@ -315,7 +317,7 @@ unload_rxe() {
 	ip netns exec "$NS_B" timeout -k 5 "$T" rping -s -V -a "$AB4" -p 22000 \
 		-C 1000000 >"$LOG/unload.srv" 2>&1 &
 	spid=$!
-	wait_until 30 server_listening "$NS_B" 22000 || return 1
+	wait_until 120 server_listening "$NS_B" 22000 || return 1
 	ip netns exec "$NS_A" timeout -k 5 "$T" rping -c -V -a "$AB4" -p 22000 \
 		-C 1000000 >"$LOG/unload.cli" 2>&1 &
 	cpid=$!
@@ -351,7 +353,7 @@ again() {
 	ip netns exec "$NS_B" timeout -k 5 "$T" "${RC[@]//@PORT@/22500}" --dev srnic1 \
 		--gid-index "$gb" --server --gens "$GENS" order >"$LOG/again.srv" 2>&1 &
 	srv=$!
-	wait_until 30 server_listening "$NS_B" 22500 &&
+	wait_until 120 server_listening "$NS_B" 22500 &&
 		ip netns exec "$NS_A" timeout -k 5 "$T" "${RC[@]//@PORT@/22500}" \
 		--dev srnic0 --gid-index "$ga" --connect "$AB4" --gens "$GENS" order \
 		>"$LOG/again.cli" 2>&1 && wait "$srv" ||
