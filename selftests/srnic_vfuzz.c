@@ -1,0 +1,2144 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * srnic_vfuzz: a verbs sequence fuzzer, in the manner of syzkaller's
+ * programs: random sequences of every verb on every object, legal and not.
+ *
+ * Worker processes (--procs, each its own device context) keep pools of
+ * PDs, MRs (zero-length, unaligned, odd access flags, unmapped memory),
+ * memory windows of both types, CQs (resized), completion channels, SRQs
+ * (modified, armed), RC, UC and UD QPs (with and without an SRQ) and
+ * address handles, and run random actions on them: create and destroy
+ * any object in any order (a PD, CQ, SRQ or channel that is still in use
+ * must refuse: that is checked), modify_qp to any state with random
+ * attribute masks and values, connect pairs of their own QPs through the
+ * device's own GID so that traffic flows, post sends with any opcode
+ * (invalid ones too), flags, SGE count and valid or garbage addresses and
+ * keys, post receives likewise, poll, arm and read completion events,
+ * bind windows, query everything, destroy or move QPs, CQs and MRs while
+ * work is outstanding, and write the rings the rxe ABI shares with the
+ * kernel (indices, elements, the header) followed by a doorbell. A
+ * worker's life ends after a random number of actions, half the time
+ * with every object destroyed in order and half the time by exiting with
+ * everything alive (maybe mid-traffic); a new life starts until the time
+ * or the actions are used up.
+ *
+ * Errors from the verbs are expected: they are counted by action and
+ * errno, completions by status, asynchronous events by type. What fails
+ * the run:
+ *   - a worker killed by a signal: SIGALRM means one verb did not return
+ *     in --hang-secs; a worker that cannot be reaped is stuck in the kernel,
+ *   - a rule broken: an object destroyed while another used it, a destroy
+ *     that fails in dependency order, the device that cannot be opened,
+ *   - the check after the fuzz: a fresh context, PD, CQ and RC pair must
+ *     move 1 MiB by RDMA Write and 4 KiB by Send, every byte right.
+ *
+ * Usage: srnic_vfuzz --dev DEV [--gid-index N] [--seed S] [--seconds S |
+ *		      --ops N] [--procs P] [--hang-secs S] [-v]
+ *
+ * Output: TAP (three points: the fuzz, the rules, the check after), the
+ * seed and the summary as diagnostics. --procs 1 and the seed replay a
+ * run's action sequence (timing aside); -v prints each life's seed.
+ * Exit status: 0 passed, 1 failed, 4 nothing could run.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <infiniband/verbs.h>
+#include <rdma/rdma_user_rxe.h>
+
+#include "srnic_test.h"
+
+#define N_PD		4
+#define N_MR		20
+#define N_MW		12
+#define N_CH		3
+#define N_CQ		10
+#define N_SRQ		4
+#define N_QP		16
+#define N_AH		6
+#define N_RING		64
+#define MAX_MAPS	256
+#define MAX_WR		8	/* work requests per post */
+#define MAX_SGE		40	/* room for more than the device's max */
+#define ARENA_LEN	(4u << 20)
+#define PAGE		4096u
+#define N_ERRNO		134
+#define N_WC		32
+#define N_EV		32
+#define MAX_PROCS	8
+
+static struct {
+	const char *dev;
+	int gid_index;
+	__u64 seed;
+	unsigned int seconds, procs, hang_secs;
+	__u64 ops;
+	int verbose;
+} opt = { .gid_index = -1, .seconds = 60, .procs = 1, .hang_secs = 120 };
+
+static const char *const who = "vfuzz";
+
+/* --- actions and what they returned ---------------------------------------- */
+
+#define ACTIONS(X)							\
+	X(ALLOC_PD, 3) X(DEALLOC_PD, 2) X(REG_MR, 6) X(DEREG_MR, 3)	\
+	X(ALLOC_MW, 3) X(DEALLOC_MW, 2) X(BIND_MW, 3)			\
+	X(CREATE_CH, 1) X(DESTROY_CH, 1)				\
+	X(CREATE_CQ, 4) X(RESIZE_CQ, 2) X(DESTROY_CQ, 2) X(POLL_CQ, 10)	\
+	X(NOTIFY_CQ, 3) X(CQ_EVENT, 3)					\
+	X(CREATE_SRQ, 2) X(MODIFY_SRQ, 2) X(QUERY_SRQ, 1)		\
+	X(DESTROY_SRQ, 1) X(POST_SRQ_RECV, 4)				\
+	X(CREATE_QP, 6) X(MODIFY_QP, 8) X(CONNECT, 6) X(UD_READY, 2)	\
+	X(QUERY_QP, 2) X(DESTROY_QP, 3) X(POST_SEND, 12)		\
+	X(POST_RECV, 6) X(CREATE_AH, 2) X(DESTROY_AH, 1)		\
+	X(QUERY, 2) X(TRAFFIC, 12) X(SCRIBBLE, 8) X(DOORBELL, 2)	\
+	X(ASYNC, 2)
+
+#define X_ENUM(n, w)	A_##n,
+#define X_NAME(n, w)	#n,
+#define X_WEIGHT(n, w)	w,
+enum { ACTIONS(X_ENUM) N_ACT };
+static const char *const act_name[] = { ACTIONS(X_NAME) };
+static const unsigned int act_weight[] = { ACTIONS(X_WEIGHT) };
+
+/* An action's result: 0 done, an errno value, or SKIP (nothing to do it to). */
+#define SKIP	(-1)
+
+/* What a worker slot counts, in memory its parent reads (MAP_SHARED). */
+struct stats {
+	__u64 calls[N_ACT], ok[N_ACT], skipped[N_ACT];
+	__u64 err[N_ACT][N_ERRNO];
+	__u64 wc[N_WC + 1];	/* by status; the last: out of range */
+	__u64 ev[N_EV + 1];
+	__u64 wrs, cqes, scribbles, lives, clean_exits;
+	__u64 violations;
+	int last_act;
+	__u64 life_seed;
+	char first_violation[200];
+};
+
+static struct stats *all_stats;	/* [MAX_PROCS] */
+static struct stats *st;	/* this worker's */
+
+static void violation(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+
+static void violation(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!st->violations++) {
+		va_start(ap, fmt);
+		vsnprintf(st->first_violation, sizeof(st->first_violation),
+			  fmt, ap);
+		va_end(ap);
+	}
+}
+
+/* --- the pools ------------------------------------------------------------- */
+
+struct fz_mr {
+	struct ibv_mr *mr;
+	int pd;
+	__u8 *addr;	/* inside the arena, or NULL */
+	size_t len;
+	int access;
+};
+
+struct fz_mw {
+	struct ibv_mw *mw;
+	int pd;
+	__u32 rkey;	/* as last bound (type 2: ours to choose) */
+};
+
+struct fz_cq {
+	struct ibv_cq *cq;
+	int ch;
+};
+
+struct fz_srq {
+	struct ibv_srq *srq;
+	int pd;
+	__u32 max_sge;
+};
+
+struct fz_qp {
+	struct ibv_qp *qp;
+	int pd, scq, rcq, srq;
+	struct ibv_qp_cap cap;
+	int peer;	/* the QP it was connected to, -1 */
+	__u32 qkey;
+};
+
+struct fz_ah {
+	struct ibv_ah *ah;
+	int pd;
+};
+
+enum ring_owner { R_QP, R_CQ, R_SRQ };
+
+/* A ring mapped from the uverbs device, and the object it belongs to. */
+struct fz_ring {
+	uintptr_t start, end;
+	enum ring_owner kind;
+	int idx;
+};
+
+struct fuzz {
+	struct st_dev d;
+	__u64 rnd;
+	__u8 *arena;
+	struct ibv_pd *pd[N_PD];
+	struct fz_mr mr[N_MR];
+	struct fz_mw mw[N_MW];
+	struct ibv_comp_channel *ch[N_CH];
+	struct fz_cq cq[N_CQ];
+	struct fz_srq srq[N_SRQ];
+	struct fz_qp qp[N_QP];
+	struct fz_ah ah[N_AH];
+	struct fz_ring ring[N_RING];
+	int nring;
+	struct st_range maps[MAX_MAPS];
+};
+
+static __u64 rnd(struct fuzz *f)
+{
+	return st_rnd_next(&f->rnd);
+}
+
+static __u32 below(struct fuzz *f, __u32 n)
+{
+	return n ? (__u32)(rnd(f) % n) : 0;
+}
+
+/* True one time in @n. */
+static bool one_in(struct fuzz *f, __u32 n)
+{
+	return !below(f, n);
+}
+
+/* A number as a fuzzer likes them: edges more often than chance. */
+static __u64 interesting(struct fuzz *f)
+{
+	static const __u64 v[] = {
+		0, 1, 2, 7, 8, 63, 64, 255, 256, 4095, 4096, 4097, 65535,
+		65536, 0x7fffffff, 0x80000000, 0xfffffffe, 0xffffffff,
+		0xffffffffffffffffull, 0x8000000000000000ull, 1ull << 32,
+	};
+
+	return one_in(f, 2) ? v[below(f, ST_ARRAY_SIZE(v))] : rnd(f);
+}
+
+/* A random live slot of a pool: its index, or -1. */
+#define PICK(f, arr, field)						\
+	pick_live(f, (const char *)&(arr)[0].field, sizeof((arr)[0]),	\
+		  ST_ARRAY_SIZE(arr))
+#define PICK_PTR(f, arr)						\
+	pick_live(f, (const char *)&(arr)[0], sizeof((arr)[0]),		\
+		  ST_ARRAY_SIZE(arr))
+
+static int pick_live(struct fuzz *f, const char *first, size_t stride,
+		     size_t n)
+{
+	size_t i, start = below(f, n);
+
+	for (i = 0; i < n; i++) {
+		size_t j = (start + i) % n;
+		void *p;
+
+		memcpy(&p, first + j * stride, sizeof(p));
+		if (p)
+			return j;
+	}
+	return -1;
+}
+
+#define PICK_FREE(arr, field)						\
+	pick_free((const char *)&(arr)[0].field, sizeof((arr)[0]),	\
+		  ST_ARRAY_SIZE(arr))
+#define PICK_FREE_PTR(arr)						\
+	pick_free((const char *)&(arr)[0], sizeof((arr)[0]),		\
+		  ST_ARRAY_SIZE(arr))
+
+static int pick_free(const char *first, size_t stride, size_t n)
+{
+	size_t j;
+
+	for (j = 0; j < n; j++) {
+		void *p;
+
+		memcpy(&p, first + j * stride, sizeof(p));
+		if (!p)
+			return j;
+	}
+	return -1;
+}
+
+/* --- the rings ------------------------------------------------------------- */
+
+/*
+ * After a verb that maps or unmaps rings: forget the rings that are gone,
+ * and give the new ones to the object that just acted (@kind, @idx). The
+ * worker runs one thread, so nothing else maps meanwhile.
+ */
+static void rings_sync(struct fuzz *f, enum ring_owner kind, int idx)
+{
+	int n = st_uverbs_maps(f->maps, MAX_MAPS), i, j;
+
+	for (i = 0; i < f->nring; i++) {
+		for (j = 0; j < n; j++)
+			if (f->maps[j].start == f->ring[i].start &&
+			    f->maps[j].end == f->ring[i].end)
+				break;
+		if (j == n) {
+			f->ring[i--] = f->ring[--f->nring];
+			continue;
+		}
+	}
+	for (j = 0; j < n && idx >= 0; j++) {
+		for (i = 0; i < f->nring; i++)
+			if (f->maps[j].start == f->ring[i].start)
+				break;
+		if (i < f->nring || f->nring == N_RING ||
+		    !st_ring_plausible((void *)f->maps[j].start,
+				       f->maps[j].end - f->maps[j].start))
+			continue;
+		f->ring[f->nring].start = f->maps[j].start;
+		f->ring[f->nring].end = f->maps[j].end;
+		f->ring[f->nring].kind = kind;
+		f->ring[f->nring].idx = idx;
+		f->nring++;
+	}
+}
+
+/* --- memory ---------------------------------------------------------------- */
+
+/* An address and length in the arena, @max bytes at most. */
+static __u8 *arena_span(struct fuzz *f, size_t max, size_t *len)
+{
+	size_t off = below(f, ARENA_LEN);
+
+	*len = max ? below(f, (__u32)max + 1) : 0;
+	if (off + *len > ARENA_LEN)
+		*len = ARENA_LEN - off;
+	return f->arena + off;
+}
+
+/* Memory no MR may pin: not mapped, not canonical, the guard page. */
+static __u64 bad_address(struct fuzz *f)
+{
+	static const __u64 v[] = {
+		0, 0x10, 0x7ffffffff000ull, 0xffff800000000000ull,
+		0xffffffffffffffffull, 0x8000000000000000ull,
+	};
+
+	if (one_in(f, 3))
+		return (uintptr_t)f->arena + ARENA_LEN;	/* the guard page */
+	return v[below(f, ST_ARRAY_SIZE(v))];
+}
+
+static int access_flags(struct fuzz *f)
+{
+	static const int common = IBV_ACCESS_LOCAL_WRITE |
+		IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+		IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND;
+
+	if (one_in(f, 8))
+		return (int)rnd(f);
+	if (one_in(f, 3))
+		return (int)(rnd(f) & 0x3f);
+	return common;
+}
+
+static int act_alloc_pd(struct fuzz *f)
+{
+	int i = PICK_FREE_PTR(f->pd);
+
+	if (i < 0)
+		return SKIP;
+	f->pd[i] = ibv_alloc_pd(f->d.ctx);
+	return f->pd[i] ? 0 : errno;
+}
+
+static bool pd_used(struct fuzz *f, int pd)
+{
+	int i;
+
+	for (i = 0; i < N_MR; i++)
+		if (f->mr[i].mr && f->mr[i].pd == pd)
+			return true;
+	for (i = 0; i < N_MW; i++)
+		if (f->mw[i].mw && f->mw[i].pd == pd)
+			return true;
+	for (i = 0; i < N_SRQ; i++)
+		if (f->srq[i].srq && f->srq[i].pd == pd)
+			return true;
+	for (i = 0; i < N_QP; i++)
+		if (f->qp[i].qp && f->qp[i].pd == pd)
+			return true;
+	for (i = 0; i < N_AH; i++)
+		if (f->ah[i].ah && f->ah[i].pd == pd)
+			return true;
+	return false;
+}
+
+static int act_dealloc_pd(struct fuzz *f)
+{
+	int i = PICK_PTR(f, f->pd), ret;
+	bool used;
+
+	if (i < 0)
+		return SKIP;
+	used = pd_used(f, i);
+	ret = ibv_dealloc_pd(f->pd[i]);
+	if (!ret) {
+		if (used)
+			violation("dealloc_pd of a PD in use succeeded");
+		f->pd[i] = NULL;
+	}
+	return ret;
+}
+
+static int act_reg_mr(struct fuzz *f)
+{
+	int i = PICK_FREE(f->mr, mr), pd = PICK_PTR(f, f->pd);
+	struct fz_mr *m;
+	void *addr;
+	size_t len;
+
+	if (i < 0 || pd < 0)
+		return SKIP;
+	m = &f->mr[i];
+	m->access = access_flags(f);
+	switch (below(f, 8)) {
+	case 0:		/* zero length */
+		addr = arena_span(f, 0, &len);
+		break;
+	case 1:		/* memory that is not there */
+		addr = (void *)(uintptr_t)bad_address(f);
+		len = one_in(f, 2) ? PAGE : (size_t)interesting(f);
+		break;
+	case 2:		/* across the end of the arena into the guard page */
+		addr = f->arena + ARENA_LEN - 1 - below(f, PAGE);
+		len = PAGE + below(f, PAGE);
+		break;
+	case 3:		/* the whole arena */
+		addr = f->arena;
+		len = ARENA_LEN;
+		break;
+	default:	/* some of it, unaligned */
+		addr = arena_span(f, 256 * 1024, &len);
+		break;
+	}
+	m->mr = ibv_reg_mr(f->pd[pd], addr, len, m->access);
+	if (!m->mr)
+		return errno;
+	m->pd = pd;
+	m->addr = addr;
+	m->len = len;
+	return 0;
+}
+
+static int act_dereg_mr(struct fuzz *f)
+{
+	int i = PICK(f, f->mr, mr), ret;
+
+	if (i < 0)
+		return SKIP;
+	ret = ibv_dereg_mr(f->mr[i].mr);
+	if (!ret)
+		f->mr[i].mr = NULL;
+	return ret;
+}
+
+static int act_alloc_mw(struct fuzz *f)
+{
+	int i = PICK_FREE(f->mw, mw), pd = PICK_PTR(f, f->pd);
+	enum ibv_mw_type t = one_in(f, 2) ? IBV_MW_TYPE_1 : IBV_MW_TYPE_2;
+
+	if (i < 0 || pd < 0)
+		return SKIP;
+	if (one_in(f, 16))
+		t = (enum ibv_mw_type)below(f, 8);
+	f->mw[i].mw = ibv_alloc_mw(f->pd[pd], t);
+	if (!f->mw[i].mw)
+		return errno;
+	f->mw[i].pd = pd;
+	f->mw[i].rkey = f->mw[i].mw->rkey;
+	return 0;
+}
+
+static int act_dealloc_mw(struct fuzz *f)
+{
+	int i = PICK(f, f->mw, mw), ret;
+
+	if (i < 0)
+		return SKIP;
+	ret = ibv_dealloc_mw(f->mw[i].mw);
+	if (!ret)
+		f->mw[i].mw = NULL;
+	return ret;
+}
+
+/* --- CQs and channels ------------------------------------------------------ */
+
+static int act_create_ch(struct fuzz *f)
+{
+	int i = PICK_FREE_PTR(f->ch);
+
+	if (i < 0)
+		return SKIP;
+	f->ch[i] = ibv_create_comp_channel(f->d.ctx);
+	if (!f->ch[i])
+		return errno;
+	fcntl(f->ch[i]->fd, F_SETFL, fcntl(f->ch[i]->fd, F_GETFL) | O_NONBLOCK);
+	return 0;
+}
+
+static int act_destroy_ch(struct fuzz *f)
+{
+	int i = PICK_PTR(f, f->ch), j, ret;
+	bool used = false;
+
+	if (i < 0)
+		return SKIP;
+	for (j = 0; j < N_CQ; j++)
+		used |= f->cq[j].cq && f->cq[j].ch == i;
+	ret = ibv_destroy_comp_channel(f->ch[i]);
+	if (!ret) {
+		if (used)
+			violation("destroy_comp_channel of a channel in use succeeded");
+		f->ch[i] = NULL;
+	}
+	return ret;
+}
+
+static int cqe_count(struct fuzz *f)
+{
+	switch (below(f, 8)) {
+	case 0:
+		return (int)interesting(f);
+	case 1:
+		return f->d.attr.max_cqe + (int)below(f, 3) - 1;
+	default:
+		return 1 + below(f, 512);
+	}
+}
+
+static int act_create_cq(struct fuzz *f)
+{
+	int i = PICK_FREE(f->cq, cq), ch = -1;
+	int vec = one_in(f, 8) ? (int)interesting(f) : 0;
+
+	if (i < 0)
+		return SKIP;
+	if (one_in(f, 2))
+		ch = PICK_PTR(f, f->ch);
+	f->cq[i].cq = ibv_create_cq(f->d.ctx, cqe_count(f), NULL,
+				    ch >= 0 ? f->ch[ch] : NULL, vec);
+	if (!f->cq[i].cq)
+		return errno;
+	f->cq[i].ch = ch;
+	rings_sync(f, R_CQ, i);
+	return 0;
+}
+
+static int act_resize_cq(struct fuzz *f)
+{
+	int i = PICK(f, f->cq, cq), ret;
+
+	if (i < 0)
+		return SKIP;
+	ret = ibv_resize_cq(f->cq[i].cq, cqe_count(f));
+	rings_sync(f, R_CQ, i);
+	return ret;
+}
+
+static int act_destroy_cq(struct fuzz *f)
+{
+	int i = PICK(f, f->cq, cq), j, ret;
+	bool used = false;
+
+	if (i < 0)
+		return SKIP;
+	for (j = 0; j < N_QP; j++)
+		used |= f->qp[j].qp && (f->qp[j].scq == i || f->qp[j].rcq == i);
+	ret = ibv_destroy_cq(f->cq[i].cq);
+	if (!ret) {
+		if (used)
+			violation("destroy_cq of a CQ in use succeeded");
+		f->cq[i].cq = NULL;
+		rings_sync(f, R_CQ, -1);
+	}
+	return ret;
+}
+
+static void count_wc(const struct ibv_wc *wc, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		st->wc[wc[i].status < N_WC ? wc[i].status : N_WC]++;
+	st->cqes += n;
+}
+
+static int poll_cq_idx(struct fuzz *f, int i, int max)
+{
+	struct ibv_wc wc[16];
+	int n, total = 0;
+
+	while (total < max) {
+		n = ibv_poll_cq(f->cq[i].cq, 16, wc);
+		if (n < 0)
+			return n;
+		if (!n)
+			break;
+		count_wc(wc, n);
+		total += n;
+	}
+	return total;
+}
+
+static int act_poll_cq(struct fuzz *f)
+{
+	int i = PICK(f, f->cq, cq);
+
+	if (i < 0)
+		return SKIP;
+	return poll_cq_idx(f, i, 1 + below(f, 256)) < 0 ? EIO : 0;
+}
+
+static int act_notify_cq(struct fuzz *f)
+{
+	int i = PICK(f, f->cq, cq);
+
+	if (i < 0)
+		return SKIP;
+	return ibv_req_notify_cq(f->cq[i].cq, (int)below(f, 3));
+}
+
+/* Read the events a channel has; each is acknowledged at once. */
+static int act_cq_event(struct fuzz *f)
+{
+	int i = PICK_PTR(f, f->ch), n = 0;
+	struct ibv_cq *cq;
+	void *ctx;
+
+	if (i < 0)
+		return SKIP;
+	while (n < 64 && !ibv_get_cq_event(f->ch[i], &cq, &ctx)) {
+		ibv_ack_cq_events(cq, 1);
+		if (one_in(f, 2))
+			ibv_req_notify_cq(cq, 0);
+		n++;
+	}
+	return n ? 0 : errno;
+}
+
+/* --- SRQs ------------------------------------------------------------------ */
+
+static int act_create_srq(struct fuzz *f)
+{
+	int i = PICK_FREE(f->srq, srq), pd = PICK_PTR(f, f->pd);
+	struct ibv_srq_init_attr a = {};
+
+	if (i < 0 || pd < 0)
+		return SKIP;
+	a.attr.max_wr = one_in(f, 8) ? (__u32)interesting(f) : 1 + below(f, 256);
+	a.attr.max_sge = one_in(f, 8) ? (__u32)interesting(f) :
+			 below(f, f->d.attr.max_srq_sge + 2);
+	a.attr.srq_limit = one_in(f, 2) ? below(f, a.attr.max_wr + 2) : 0;
+	f->srq[i].srq = ibv_create_srq(f->pd[pd], &a);
+	if (!f->srq[i].srq)
+		return errno;
+	f->srq[i].pd = pd;
+	f->srq[i].max_sge = a.attr.max_sge;
+	rings_sync(f, R_SRQ, i);
+	return 0;
+}
+
+static int act_modify_srq(struct fuzz *f)
+{
+	int i = PICK(f, f->srq, srq), mask, ret;
+	struct ibv_srq_attr a = {};
+
+	if (i < 0)
+		return SKIP;
+	mask = one_in(f, 8) ? (int)rnd(f) :
+	       (int)below(f, 4) & (IBV_SRQ_MAX_WR | IBV_SRQ_LIMIT);
+	a.max_wr = one_in(f, 8) ? (__u32)interesting(f) : 1 + below(f, 512);
+	a.srq_limit = one_in(f, 8) ? (__u32)interesting(f) : below(f, 256);
+	a.max_sge = (__u32)rnd(f);
+	ret = ibv_modify_srq(f->srq[i].srq, &a, mask);
+	rings_sync(f, R_SRQ, i);
+	return ret;
+}
+
+static int act_query_srq(struct fuzz *f)
+{
+	int i = PICK(f, f->srq, srq);
+	struct ibv_srq_attr a;
+
+	if (i < 0)
+		return SKIP;
+	return ibv_query_srq(f->srq[i].srq, &a);
+}
+
+static int act_destroy_srq(struct fuzz *f)
+{
+	int i = PICK(f, f->srq, srq), j, ret;
+	bool used = false;
+
+	if (i < 0)
+		return SKIP;
+	for (j = 0; j < N_QP; j++)
+		used |= f->qp[j].qp && f->qp[j].srq == i;
+	ret = ibv_destroy_srq(f->srq[i].srq);
+	if (!ret) {
+		if (used)
+			violation("destroy_srq of an SRQ in use succeeded");
+		f->srq[i].srq = NULL;
+		rings_sync(f, R_SRQ, -1);
+	}
+	return ret;
+}
+
+/* A live QP for which @ok holds, from a random start: its index, or -1. */
+static int pick_qp(struct fuzz *f, bool (*ok)(struct fuzz *f, int q))
+{
+	int i, start = below(f, N_QP);
+
+	for (i = 0; i < N_QP; i++) {
+		int q = (start + i) % N_QP;
+
+		if (f->qp[q].qp && ok(f, q))
+			return q;
+	}
+	return -1;
+}
+
+static bool qp_connected_type(struct fuzz *f, int q)
+{
+	return f->qp[q].qp->qp_type == IBV_QPT_RC ||
+	       f->qp[q].qp->qp_type == IBV_QPT_UC;
+}
+
+static bool qp_has_peer(struct fuzz *f, int q)
+{
+	return f->qp[q].peer >= 0 && f->qp[f->qp[q].peer].qp;
+}
+
+static bool qp_is_ud(struct fuzz *f, int q)
+{
+	return f->qp[q].qp->qp_type == IBV_QPT_UD;
+}
+
+/* --- SGEs and work requests ------------------------------------------------ */
+
+/*
+ * A live MR of @pd (any PD if @pd < 0) with all of @access: its index, or
+ * -1. Starts at a random slot.
+ */
+static int pick_mr(struct fuzz *f, int pd, int access)
+{
+	int i, start = below(f, N_MR);
+
+	for (i = 0; i < N_MR; i++) {
+		struct fz_mr *m = &f->mr[(start + i) % N_MR];
+
+		if (m->mr && (pd < 0 || m->pd == pd) && m->addr &&
+		    (m->access & access) == access)
+			return (start + i) % N_MR;
+	}
+	return -1;
+}
+
+/*
+ * One SGE: valid (in a live MR of @pd, so that traffic really moves) or,
+ * unless @inl, garbage. Inline data is copied by the library: it must be
+ * readable memory, so it is always in the arena.
+ */
+static void make_sge(struct fuzz *f, struct ibv_sge *s, int pd, bool inl,
+		     bool valid, bool recv)
+{
+	int m = one_in(f, valid ? 16 : 4) ? -1 : pick_mr(f, pd, 0);
+	size_t len;
+
+	if (m >= 0 && !one_in(f, valid ? 50 : 10)) {
+		struct fz_mr *r = &f->mr[m];
+		size_t off = r->len ? below(f, r->len) : 0;
+		size_t room = r->len - off;
+
+		s->addr = (uintptr_t)r->addr + off;
+		s->lkey = r->mr->lkey;
+		if (valid && recv) {	/* room for any send */
+			s->length = room;
+			return;
+		}
+		s->length = below(f, (__u32)(room > 8192 ? 8192 : room) + 1);
+		if (!valid && one_in(f, 16))	/* past its end */
+			s->length = room + 1 + below(f, 64);
+		return;
+	}
+	if (inl) {
+		s->addr = (uintptr_t)arena_span(f, 512, &len);
+		s->length = len;
+	} else {
+		s->addr = one_in(f, 2) ? bad_address(f) :
+			  (uintptr_t)arena_span(f, 0, &len) ^ rnd(f) % 4096;
+		s->length = one_in(f, 2) ? (__u32)interesting(f) :
+			    below(f, 65536);
+	}
+	s->lkey = m >= 0 ? f->mr[m].mr->lkey : (__u32)interesting(f);
+}
+
+/*
+ * An rkey: of an MR or a window, or made up. @pd >= 0: mostly an MR of
+ * that PD (the peer's), its address with room for 8 KiB where it can.
+ */
+static __u32 pick_rkey(struct fuzz *f, uint64_t *addr, int pd)
+{
+	int m;
+
+	if (pd >= 0) {
+		m = pick_mr(f, pd, IBV_ACCESS_REMOTE_WRITE);
+		if (m >= 0 && !one_in(f, 8)) {
+			struct fz_mr *r = &f->mr[m];
+
+			*addr = ((uintptr_t)r->addr +
+				 below(f, r->len > 8192 ? r->len - 8192 : 1)) &
+				~7ull;
+			if (*addr < (uintptr_t)r->addr)
+				*addr = (uintptr_t)r->addr;
+			return r->mr->rkey;
+		}
+	}
+	if (one_in(f, 3)) {
+		m = PICK(f, f->mw, mw);
+		if (m >= 0) {
+			int r = pick_mr(f, f->mw[m].pd, 0);
+
+			*addr = r >= 0 ? (uintptr_t)f->mr[r].addr : rnd(f);
+			return f->mw[m].rkey;
+		}
+	}
+	m = pick_mr(f, -1, one_in(f, 2) ? IBV_ACCESS_REMOTE_WRITE : 0);
+	if (m >= 0 && !one_in(f, 8)) {
+		struct fz_mr *r = &f->mr[m];
+
+		*addr = (uintptr_t)r->addr + (r->len ? below(f, r->len) : 0);
+		if (one_in(f, 4))
+			*addr &= ~7ull;	/* atomics want 8-byte alignment */
+		return r->mr->rkey;
+	}
+	*addr = one_in(f, 2) ? rnd(f) : bad_address(f);
+	return (__u32)interesting(f);
+}
+
+static const enum ibv_wr_opcode opcodes[] = {
+	IBV_WR_RDMA_WRITE, IBV_WR_RDMA_WRITE_WITH_IMM, IBV_WR_SEND,
+	IBV_WR_SEND_WITH_IMM, IBV_WR_RDMA_READ, IBV_WR_ATOMIC_CMP_AND_SWP,
+	IBV_WR_ATOMIC_FETCH_AND_ADD, IBV_WR_LOCAL_INV, IBV_WR_BIND_MW,
+	IBV_WR_SEND_WITH_INV, IBV_WR_TSO, IBV_WR_DRIVER1,
+	(enum ibv_wr_opcode)14,	/* FLUSH */
+	(enum ibv_wr_opcode)15,	/* ATOMIC_WRITE */
+};
+
+/*
+ * A send work request for QP @q. @valid: an opcode of its type on valid
+ * memory (traffic that can succeed). Pointers the library follows (the
+ * UD address handle, a window and an MR to bind) are always live ones.
+ */
+static bool make_send_wr(struct fuzz *f, int q, struct ibv_send_wr *wr,
+			 struct ibv_sge *sge, bool valid)
+{
+	struct fz_qp *p = &f->qp[q];
+	int max_sge = p->cap.max_send_sge, n, i, ah = -1, peer;
+	uint64_t dummy;
+	bool ud = p->qp->qp_type == IBV_QPT_UD;
+	unsigned int flags;
+
+	memset(wr, 0, sizeof(*wr));
+	wr->wr_id = rnd(f);
+	if (valid) {
+		static const enum ibv_wr_opcode rc[] = {
+			IBV_WR_RDMA_WRITE, IBV_WR_RDMA_WRITE_WITH_IMM,
+			IBV_WR_SEND, IBV_WR_SEND_WITH_IMM, IBV_WR_RDMA_READ,
+			IBV_WR_ATOMIC_FETCH_AND_ADD, IBV_WR_ATOMIC_CMP_AND_SWP,
+		};
+		__u32 nop = p->qp->qp_type == IBV_QPT_RC ? ST_ARRAY_SIZE(rc) :
+			    ud ? 2 : 4;
+
+		wr->opcode = ud ? rc[2 + below(f, 2)] : rc[below(f, nop)];
+		flags = IBV_SEND_SIGNALED | (one_in(f, 4) ? IBV_SEND_FENCE : 0) |
+			(one_in(f, 4) ? IBV_SEND_SOLICITED : 0);
+	} else {
+		wr->opcode = one_in(f, 6) ? (enum ibv_wr_opcode)interesting(f) :
+			     opcodes[below(f, ST_ARRAY_SIZE(opcodes))];
+		flags = one_in(f, 8) ? (unsigned int)rnd(f) :
+			(unsigned int)below(f, 32);
+	}
+	if (p->cap.max_inline_data && one_in(f, 6))
+		flags |= IBV_SEND_INLINE;
+	wr->send_flags = flags;
+	wr->imm_data = htonl((__u32)rnd(f));
+	n = valid ? !!max_sge : (int)below(f, max_sge + 3);
+	if (n > MAX_SGE)
+		n = MAX_SGE;
+	for (i = 0; i < n; i++)
+		make_sge(f, &sge[i], p->pd, flags & IBV_SEND_INLINE, valid,
+			 false);
+	if ((flags & IBV_SEND_INLINE) && n) {
+		__u32 room = p->cap.max_inline_data + (one_in(f, 4) ? 8 : 0);
+
+		/* The library adds the lengths in 32 bits: keep it honest. */
+		for (i = 0; i < n; i++) {
+			if (sge[i].length > room)
+				sge[i].length = room;
+			if (f->arena + ARENA_LEN - (__u8 *)(uintptr_t)sge[i].addr <
+			    (ptrdiff_t)sge[i].length ||
+			    (__u8 *)(uintptr_t)sge[i].addr < f->arena)
+				sge[i].addr = (uintptr_t)f->arena;
+			room -= sge[i].length;
+		}
+	}
+	wr->sg_list = sge;
+	wr->num_sge = n;
+	if (ud) {
+		ah = PICK(f, f->ah, ah);
+		if (ah < 0)
+			return false;
+		wr->wr.ud.ah = f->ah[ah].ah;
+		i = PICK(f, f->qp, qp);
+		wr->wr.ud.remote_qpn = one_in(f, 8) || i < 0 ?
+				       (__u32)interesting(f) :
+				       f->qp[i].qp->qp_num;
+		wr->wr.ud.remote_qkey = one_in(f, 8) || i < 0 ?
+					(__u32)rnd(f) : f->qp[i].qkey;
+		return true;
+	}
+	peer = p->peer >= 0 && f->qp[p->peer].qp ? f->qp[p->peer].pd : -1;
+	wr->wr.rdma.rkey = pick_rkey(f, &wr->wr.rdma.remote_addr,
+				     valid ? peer : -1);
+	switch (wr->opcode) {
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		wr->wr.atomic.rkey = wr->wr.rdma.rkey;
+		wr->wr.atomic.remote_addr = wr->wr.rdma.remote_addr;
+		wr->wr.atomic.compare_add = rnd(f);
+		wr->wr.atomic.swap = rnd(f);
+		if (valid && n)
+			sge[0].length = 8;
+		break;
+	case IBV_WR_LOCAL_INV:
+	case IBV_WR_SEND_WITH_INV:
+		wr->invalidate_rkey = pick_rkey(f, &dummy, -1);
+		break;
+	case IBV_WR_BIND_MW: {
+		int w = PICK(f, f->mw, mw), m = pick_mr(f, -1, 0);
+
+		if (w < 0 || m < 0) {
+			wr->opcode = IBV_WR_SEND;
+			break;
+		}
+		wr->num_sge = 0;
+		wr->imm_data = 0;
+		wr->bind_mw.mw = f->mw[w].mw;
+		wr->bind_mw.rkey = ibv_inc_rkey(f->mw[w].rkey);
+		f->mw[w].rkey = wr->bind_mw.rkey;
+		wr->bind_mw.bind_info.mr = f->mr[m].mr;
+		wr->bind_mw.bind_info.addr = (uintptr_t)f->mr[m].addr +
+					     below(f, f->mr[m].len + 1);
+		wr->bind_mw.bind_info.length = one_in(f, 4) ?
+			interesting(f) : below(f, f->mr[m].len + 1);
+		wr->bind_mw.bind_info.mw_access_flags = access_flags(f);
+		break;
+	}
+	default:
+		break;
+	}
+	return true;
+}
+
+static int post_sends(struct fuzz *f, int q, int nwr, bool valid)
+{
+	struct ibv_send_wr wr[MAX_WR], *bad;
+	static struct ibv_sge sge[MAX_WR][MAX_SGE];
+	int i, ret;
+
+	for (i = 0; i < nwr; i++) {
+		if (!make_send_wr(f, q, &wr[i], sge[i], valid))
+			return SKIP;
+		wr[i].next = i + 1 < nwr ? &wr[i + 1] : NULL;
+	}
+	ret = ibv_post_send(f->qp[q].qp, wr, &bad);
+	st->wrs += nwr;
+	return ret;
+}
+
+static int post_recvs(struct fuzz *f, int q, int srq, int nwr, bool valid)
+{
+	struct ibv_recv_wr wr[MAX_WR], *bad;
+	static struct ibv_sge sge[MAX_WR][MAX_SGE];
+	int i, j, pd, max;
+
+	if (srq >= 0) {
+		pd = f->srq[srq].pd;
+		max = f->srq[srq].max_sge;
+	} else {
+		pd = f->qp[q].pd;
+		max = f->qp[q].cap.max_recv_sge;
+	}
+	for (i = 0; i < nwr; i++) {
+		memset(&wr[i], 0, sizeof(wr[i]));
+		wr[i].wr_id = rnd(f);
+		wr[i].num_sge = valid ? !!max : (int)below(f, max + 2);
+		if (wr[i].num_sge > MAX_SGE)
+			wr[i].num_sge = MAX_SGE;
+		for (j = 0; j < wr[i].num_sge; j++) {
+			make_sge(f, &sge[i][j], pd, false, valid, true);
+		}
+		wr[i].sg_list = sge[i];
+		wr[i].next = i + 1 < nwr ? &wr[i + 1] : NULL;
+	}
+	st->wrs += nwr;
+	if (srq >= 0)
+		return ibv_post_srq_recv(f->srq[srq].srq, wr, &bad);
+	return ibv_post_recv(f->qp[q].qp, wr, &bad);
+}
+
+static int act_post_send(struct fuzz *f)
+{
+	int q = PICK(f, f->qp, qp);
+
+	if (q < 0)
+		return SKIP;
+	return post_sends(f, q, 1 + below(f, MAX_WR), one_in(f, 3));
+}
+
+static int act_post_recv(struct fuzz *f)
+{
+	int q = PICK(f, f->qp, qp);
+
+	if (q < 0 || f->qp[q].srq >= 0)
+		return SKIP;
+	return post_recvs(f, q, -1, 1 + below(f, MAX_WR), one_in(f, 2));
+}
+
+static int act_post_srq_recv(struct fuzz *f)
+{
+	int s = PICK(f, f->srq, srq);
+
+	if (s < 0)
+		return SKIP;
+	return post_recvs(f, -1, s, 1 + below(f, MAX_WR), one_in(f, 2));
+}
+
+static int act_bind_mw(struct fuzz *f)
+{
+	int q = pick_qp(f, qp_connected_type), w = PICK(f, f->mw, mw), m, i;
+	bool valid = !one_in(f, 3);
+	struct ibv_mw_bind b = {};
+	size_t off;
+
+	if (q < 0 || w < 0)
+		return SKIP;
+	/* Valid: a QP and an MR (with MW_BIND) of the window's PD. */
+	for (i = 0; valid && i < N_QP; i++)
+		if (f->qp[i].qp && f->qp[i].pd == f->mw[w].pd &&
+		    qp_connected_type(f, i))
+			q = i;
+	m = pick_mr(f, valid ? f->mw[w].pd : -1,
+		    valid ? IBV_ACCESS_MW_BIND : 0);
+	if (m < 0)
+		return SKIP;
+	off = below(f, f->mr[m].len + 1);
+	b.wr_id = rnd(f);
+	b.send_flags = one_in(f, 2) ? IBV_SEND_SIGNALED : 0;
+	b.bind_info.mr = f->mr[m].mr;
+	b.bind_info.addr = (uintptr_t)f->mr[m].addr + off;
+	b.bind_info.length = !valid && one_in(f, 4) ? interesting(f) :
+			     below(f, f->mr[m].len - off + 1);
+	b.bind_info.mw_access_flags = valid ?
+		IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ :
+		access_flags(f) & ~IBV_ACCESS_ZERO_BASED;
+	/* Type 2: a Bind MW work request, its rkey ours to choose. */
+	if (f->mw[w].mw->type != IBV_MW_TYPE_1) {
+		struct ibv_send_wr wr = {}, *bad;
+		int ret;
+
+		wr.wr_id = b.wr_id;
+		wr.opcode = IBV_WR_BIND_MW;
+		wr.send_flags = b.send_flags;
+		wr.bind_mw.mw = f->mw[w].mw;
+		wr.bind_mw.rkey = ibv_inc_rkey(f->mw[w].rkey);
+		wr.bind_mw.bind_info = b.bind_info;
+		ret = ibv_post_send(f->qp[q].qp, &wr, &bad);
+		if (!ret)
+			f->mw[w].rkey = wr.bind_mw.rkey;
+		return ret;
+	}
+	if (ibv_bind_mw(f->qp[q].qp, f->mw[w].mw, &b))
+		return errno ? errno : EINVAL;
+	f->mw[w].rkey = f->mw[w].mw->rkey;
+	return 0;
+}
+
+/* --- QPs ------------------------------------------------------------------- */
+
+static int act_create_qp(struct fuzz *f)
+{
+	static const enum ibv_qp_type types[] = {
+		IBV_QPT_RC, IBV_QPT_RC, IBV_QPT_UC, IBV_QPT_UD,
+	};
+	/* Not XRC's types: the library follows their pointers. */
+	static const enum ibv_qp_type bad_types[] = {
+		0, 1, 5, IBV_QPT_RAW_PACKET, IBV_QPT_DRIVER,
+	};
+	int i = PICK_FREE(f->qp, qp), pd = PICK_PTR(f, f->pd);
+	int scq = PICK(f, f->cq, cq), rcq = PICK(f, f->cq, cq), srq = -1;
+	struct ibv_qp_init_attr a = {};
+	struct fz_qp *q;
+
+	if (i < 0 || pd < 0 || scq < 0 || rcq < 0)
+		return SKIP;
+	q = &f->qp[i];
+	a.qp_type = one_in(f, 16) ? bad_types[below(f, ST_ARRAY_SIZE(bad_types))] :
+		    types[below(f, ST_ARRAY_SIZE(types))];
+	a.send_cq = f->cq[scq].cq;
+	a.recv_cq = f->cq[rcq].cq;
+	if (one_in(f, 3)) {
+		srq = PICK(f, f->srq, srq);
+		a.srq = srq >= 0 ? f->srq[srq].srq : NULL;
+	}
+	a.sq_sig_all = one_in(f, 4);
+	a.cap.max_send_wr = one_in(f, 8) ? (__u32)interesting(f) :
+			    below(f, 128);
+	a.cap.max_recv_wr = one_in(f, 8) ? (__u32)interesting(f) :
+			    below(f, 128);
+	a.cap.max_send_sge = one_in(f, 8) ? (__u32)interesting(f) :
+			     below(f, f->d.attr.max_sge + 2);
+	a.cap.max_recv_sge = one_in(f, 8) ? (__u32)interesting(f) :
+			     below(f, f->d.attr.max_sge + 2);
+	a.cap.max_inline_data = one_in(f, 8) ? (__u32)interesting(f) :
+				one_in(f, 2) ? below(f, 600) : 0;
+	q->qp = ibv_create_qp(f->pd[pd], &a);
+	if (!q->qp)
+		return errno;
+	q->pd = pd;
+	q->scq = scq;
+	q->rcq = rcq;
+	q->srq = a.srq ? srq : -1;
+	q->cap = a.cap;
+	q->peer = -1;
+	q->qkey = (__u32)rnd(f) & 0x7fffffff;
+	rings_sync(f, R_QP, i);
+	return 0;
+}
+
+static void forget_peer(struct fuzz *f, int q)
+{
+	int i;
+
+	for (i = 0; i < N_QP; i++)
+		if (f->qp[i].peer == q)
+			f->qp[i].peer = -1;
+}
+
+static int destroy_qp(struct fuzz *f, int i)
+{
+	int ret = ibv_destroy_qp(f->qp[i].qp);
+
+	if (!ret) {
+		f->qp[i].qp = NULL;
+		forget_peer(f, i);
+		rings_sync(f, R_QP, -1);
+	}
+	return ret;
+}
+
+static int act_destroy_qp(struct fuzz *f)
+{
+	int i = PICK(f, f->qp, qp);
+
+	return i < 0 ? SKIP : destroy_qp(f, i);
+}
+
+static int qp_to(struct ibv_qp *qp, enum ibv_qp_state s)
+{
+	struct ibv_qp_attr a = { .qp_state = s };
+
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE);
+}
+
+/* Every attribute random, a random mask, a random (or legal) state. */
+static int act_modify_qp(struct fuzz *f)
+{
+	int q = PICK(f, f->qp, qp), mask, o;
+	struct ibv_qp_attr a;
+
+	if (q < 0)
+		return SKIP;
+	if (one_in(f, 3))	/* a plain move: legal from some states */
+		return qp_to(f->qp[q].qp, (enum ibv_qp_state)below(f, 7));
+	st_rnd_fill(&a, sizeof(a), rnd(f));
+	a.qp_state = (enum ibv_qp_state)below(f, 8);
+	mask = (int)(rnd(f) & ((1 << 21) - 1));
+	if (one_in(f, 16))
+		mask = (int)rnd(f);
+	if (!one_in(f, 8))
+		mask |= IBV_QP_STATE;
+	if (one_in(f, 2)) {	/* closer to what passes the checks */
+		a.cur_qp_state = st_qp_state(f->qp[q].qp);
+		a.port_num = f->d.port;
+		a.pkey_index = 0;
+		a.path_mtu = (enum ibv_mtu)(1 + below(f, 5));
+		a.ah_attr.is_global = 1;
+		a.ah_attr.port_num = f->d.port;
+		a.ah_attr.grh.dgid = f->d.gid;
+		a.ah_attr.grh.sgid_index = f->d.gid_index;
+		a.ah_attr.grh.hop_limit = 64;
+		o = PICK(f, f->qp, qp);
+		a.dest_qp_num = o >= 0 ? f->qp[o].qp->qp_num : 1;
+		a.timeout = below(f, 16);
+		a.retry_cnt = below(f, 8);
+		a.rnr_retry = below(f, 8);
+		a.min_rnr_timer = below(f, 32);
+		a.max_rd_atomic = below(f, 20);
+		a.max_dest_rd_atomic = below(f, 20);
+		a.qp_access_flags = access_flags(f);
+		a.sq_draining = 0;
+		mask &= ~(IBV_QP_ALT_PATH | IBV_QP_PATH_MIG_STATE);
+	}
+	return ibv_modify_qp(f->qp[q].qp, &a, mask);
+}
+
+/*
+ * RESET -> INIT -> RTR -> RTS for two RC or UC QPs (or one, to itself),
+ * each the other's destination through the device's own GID.
+ */
+static int connect_one(struct fuzz *f, int q, int peer, __u32 sq_psn,
+		       __u32 rq_psn)
+{
+	struct ibv_qp *qp = f->qp[q].qp;
+	struct st_path p = {
+		.dgid = f->d.gid, .sgid_index = f->d.gid_index,
+		.port = f->d.port, .dest_qpn = f->qp[peer].qp->qp_num,
+		.rq_psn = rq_psn, .sq_psn = sq_psn,
+		.mtu = one_in(f, 4) ? (enum ibv_mtu)(1 + below(f, 5)) :
+		       f->d.mtu,
+		.max_dest_rd_atomic = below(f, 17),
+		.min_rnr_timer = below(f, 32),
+		.max_rd_atomic = below(f, 17),
+		/* Short: a dead peer's retries end soon. */
+		.timeout = 8 + below(f, 8), .retry_cnt = below(f, 8),
+		.rnr_retry = below(f, 8),
+	};
+	int access = one_in(f, 4) ? access_flags(f) :
+		     IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+		     IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+	int ret;
+
+	ret = qp_to(qp, IBV_QPS_RESET);
+	if (!ret)
+		ret = st_qp_init(qp, f->d.port, access);
+	if (!ret)
+		ret = st_qp_rtr(qp, &p);
+	if (!ret)
+		ret = st_qp_rts(qp, &p);
+	return ret;
+}
+
+static int act_connect(struct fuzz *f)
+{
+	int a = pick_qp(f, qp_connected_type), b, i, ret;
+	__u32 pa = (__u32)rnd(f) & 0xffffff, pb = (__u32)rnd(f) & 0xffffff;
+
+	if (a < 0)
+		return SKIP;
+	b = a;
+	if (!one_in(f, 6)) {	/* else to itself */
+		for (i = 0; i < N_QP; i++) {
+			b = (a + 1 + i) % N_QP;
+			if (b != a && f->qp[b].qp &&
+			    f->qp[b].qp->qp_type == f->qp[a].qp->qp_type)
+				break;
+		}
+		if (i == N_QP)
+			return SKIP;
+	}
+	ret = connect_one(f, a, b, pa, pb);
+	if (!ret && b != a)
+		ret = connect_one(f, b, a, pb, pa);
+	if (!ret) {
+		forget_peer(f, a);
+		forget_peer(f, b);
+		f->qp[a].peer = b;
+		f->qp[b].peer = a;
+	}
+	return ret;
+}
+
+static int act_ud_ready(struct fuzz *f)
+{
+	int q = pick_qp(f, qp_is_ud), ret;
+
+	if (q < 0)
+		return SKIP;
+	ret = qp_to(f->qp[q].qp, IBV_QPS_RESET);
+	return ret ? ret : st_qp_ud_ready(f->qp[q].qp, f->d.port,
+					   f->qp[q].qkey,
+					   (__u32)rnd(f) & 0xffffff);
+}
+
+static int act_query_qp(struct fuzz *f)
+{
+	int q = PICK(f, f->qp, qp);
+	struct ibv_qp_init_attr init;
+	struct ibv_qp_attr a;
+
+	if (q < 0)
+		return SKIP;
+	return ibv_query_qp(f->qp[q].qp, &a, one_in(f, 8) ? (int)rnd(f) :
+			    (int)(rnd(f) & ((1 << 21) - 1)), &init);
+}
+
+static int act_create_ah(struct fuzz *f)
+{
+	int i = PICK_FREE(f->ah, ah), pd = PICK_PTR(f, f->pd);
+	struct ibv_ah_attr a = {};
+
+	if (i < 0 || pd < 0)
+		return SKIP;
+	if (one_in(f, 8))
+		st_rnd_fill(&a, sizeof(a), rnd(f));
+	a.is_global = !one_in(f, 8);
+	a.port_num = one_in(f, 8) ? below(f, 256) : f->d.port;
+	a.grh.sgid_index = one_in(f, 8) ? below(f, 256) :
+			   (__u32)f->d.gid_index;
+	a.grh.dgid = f->d.gid;
+	if (one_in(f, 16))	/* nobody's: no route in the namespace */
+		memset(a.grh.dgid.raw, 0x20, 8);
+	a.grh.hop_limit = below(f, 256);
+	a.sl = below(f, 16);
+	f->ah[i].ah = ibv_create_ah(f->pd[pd], &a);
+	if (!f->ah[i].ah)
+		return errno;
+	f->ah[i].pd = pd;
+	return 0;
+}
+
+static int act_destroy_ah(struct fuzz *f)
+{
+	int i = PICK(f, f->ah, ah), ret;
+
+	if (i < 0)
+		return SKIP;
+	ret = ibv_destroy_ah(f->ah[i].ah);
+	if (!ret)
+		f->ah[i].ah = NULL;
+	return ret;
+}
+
+static int act_query(struct fuzz *f)
+{
+	struct ibv_device_attr_ex dx;
+	struct ibv_port_attr pa;
+	union ibv_gid gid;
+	__u16 pkey;
+
+	switch (below(f, 4)) {
+	case 0:
+		return ibv_query_device_ex(f->d.ctx, NULL, &dx);
+	case 1:
+		return ibv_query_port(f->d.ctx, one_in(f, 4) ? below(f, 4) : 1,
+				      &pa);
+	case 2:
+		return ibv_query_gid(f->d.ctx, 1, one_in(f, 2) ?
+				     (int)interesting(f) : (int)below(f, 8),
+				     &gid) ? EINVAL : 0;
+	default:
+		return ibv_query_pkey(f->d.ctx, 1, (int)below(f, 4), &pkey) ?
+		       EINVAL : 0;
+	}
+}
+
+/* Acknowledge whatever asynchronous events are there. */
+static int act_async(struct fuzz *f)
+{
+	struct pollfd p = { .fd = f->d.ctx->async_fd, .events = POLLIN };
+	struct ibv_async_event e;
+	int n = 0;
+
+	while (n < 64 && poll(&p, 1, 0) == 1 &&
+	       !ibv_get_async_event(f->d.ctx, &e)) {
+		st->ev[e.event_type < N_EV ? e.event_type : N_EV]++;
+		ibv_ack_async_event(&e);
+		n++;
+	}
+	return 0;
+}
+
+/* --- traffic, and what happens to it midway -------------------------------- */
+
+/*
+ * Valid work on a connected pair (receives first, then sends, Writes,
+ * Reads and atomics into the peer's memory), polled a little; then, now
+ * and then, something done to it while it is in flight.
+ */
+static int act_traffic(struct fuzz *f)
+{
+	int a = pick_qp(f, qp_has_peer), b, n = 1 + below(f, MAX_WR), ret, i;
+	long long end;
+
+	if (a < 0 && !act_connect(f))	/* no pair yet: make one */
+		a = pick_qp(f, qp_has_peer);
+	if (a < 0)
+		return SKIP;
+	b = f->qp[a].peer;
+	if (f->qp[b].srq < 0 || f->srq[f->qp[b].srq].srq)
+		post_recvs(f, b, f->qp[b].srq, n, true);
+	ret = post_sends(f, a, n, true);
+	switch (below(f, 12)) {
+	case 0:
+		destroy_qp(f, a);
+		break;
+	case 1:
+		destroy_qp(f, b);
+		break;
+	case 2:
+		i = pick_mr(f, f->qp[a].pd, 0);
+		if (i >= 0 && !ibv_dereg_mr(f->mr[i].mr))
+			f->mr[i].mr = NULL;
+		break;
+	case 3:
+		qp_to(f->qp[a].qp, (enum ibv_qp_state)below(f, 7));
+		break;
+	case 4:
+		qp_to(f->qp[b].qp, (enum ibv_qp_state)below(f, 7));
+		break;
+	case 5: {	/* the QP, then its CQs at once (in flight: EBUSY or gone) */
+		int scq = f->qp[a].scq, rcq = f->qp[a].rcq;
+
+		if (!destroy_qp(f, a)) {
+			for (i = 0; i < 2; i++) {
+				int c = i ? rcq : scq;
+				bool used = false;
+				int j;
+
+				if (!f->cq[c].cq)
+					continue;
+				for (j = 0; j < N_QP; j++)
+					used |= f->qp[j].qp &&
+						(f->qp[j].scq == c ||
+						 f->qp[j].rcq == c);
+				if (!ibv_destroy_cq(f->cq[c].cq)) {
+					if (used)
+						violation("destroy_cq of a CQ in use succeeded");
+					f->cq[c].cq = NULL;
+					rings_sync(f, R_CQ, -1);
+				}
+			}
+		}
+		break;
+	}
+	default:
+		break;
+	}
+	end = st_now_ms() + below(f, 30);
+	do {
+		for (i = 0; i < 2; i++) {
+			int q = i ? b : a;
+
+			if (f->qp[q].qp && f->cq[f->qp[q].scq].cq)
+				poll_cq_idx(f, f->qp[q].scq, 64);
+			if (f->qp[q].qp && f->cq[f->qp[q].rcq].cq)
+				poll_cq_idx(f, f->qp[q].rcq, 64);
+		}
+	} while (st_now_ms() < end);
+	return ret;
+}
+
+/* --- ring scribbles -------------------------------------------------------- */
+
+static void scribble_bytes(struct fuzz *f, __u8 *p, size_t len)
+{
+	size_t off;
+	__u32 v;
+
+	switch (below(f, 3)) {
+	case 0:		/* all of it */
+		st_rnd_fill(p, len, rnd(f));
+		break;
+	default:	/* a few words, edge values */
+		for (off = below(f, 6); off < 6; off++) {
+			v = (__u32)interesting(f);
+			memcpy(p + (below(f, len / 4) * 4), &v, 4);
+		}
+		break;
+	}
+}
+
+/*
+ * Write one ring of a live object as nobody should: its indices, its
+ * elements, fake WQEs past the producer, its header (put back after the
+ * doorbell, because the library follows it); then ring the doorbell.
+ */
+static int act_scribble(struct fuzz *f)
+{
+	struct rxe_queue_buf *q;
+	struct fz_ring *r;
+	__u32 mask, lg, k, n, prod, *own;
+	size_t esz;
+	int ret;
+
+	if (!f->nring)
+		return SKIP;
+	r = &f->ring[below(f, f->nring)];
+	q = (struct rxe_queue_buf *)r->start;
+	mask = q->index_mask;
+	lg = q->log2_elem_size;
+	esz = (size_t)1 << lg;
+	st->scribbles++;
+	switch (below(f, 6)) {
+	case 0:
+		__atomic_store_n(&q->producer_index, one_in(f, 2) ?
+				 (__u32)rnd(f) & mask : (__u32)interesting(f),
+				 __ATOMIC_RELEASE);
+		break;
+	case 1:
+		__atomic_store_n(&q->consumer_index, one_in(f, 2) ?
+				 (__u32)rnd(f) & mask : (__u32)interesting(f),
+				 __ATOMIC_RELEASE);
+		break;
+	case 2:		/* elements the kernel has yet to read, or any */
+		n = 1 + below(f, 4);
+		for (k = 0; k < n; k++)
+			scribble_bytes(f, st_ring_slot(q, q->consumer_index +
+						       below(f, mask + 1)), esz);
+		break;
+	case 3:		/* made-up WQEs, posted by index alone */
+		n = 1 + below(f, mask + 1);
+		prod = q->producer_index;
+		for (k = 0; k < n && k < 16; k++)
+			scribble_bytes(f, st_ring_slot(q, prod + k), esz);
+		__atomic_store_n(&q->producer_index, (prod + n) & mask,
+				 __ATOMIC_RELEASE);
+		break;
+	case 4: {	/* the header the kernel must not believe */
+		__u32 m = (__u32)interesting(f), l = (__u32)interesting(f);
+
+		q->index_mask = m;
+		q->log2_elem_size = l;
+		if (r->kind == R_QP && f->qp[r->idx].qp)
+			st_send_doorbell(f->qp[r->idx].qp);
+		q->index_mask = mask;
+		q->log2_elem_size = lg;
+		return 0;
+	}
+	default:	/* a valid element's fields, one at a time */
+		scribble_bytes(f, st_ring_slot(q, q->producer_index - 1),
+			       esz < 64 ? esz : 64);
+		break;
+	}
+	ret = 0;
+	if (r->kind == R_QP && f->qp[r->idx].qp && !one_in(f, 5))
+		ret = st_send_doorbell(f->qp[r->idx].qp) ? errno : 0;
+	/*
+	 * The library addresses elements by its own index unmasked (the
+	 * producer of a send or receive ring, the consumer of a CQ): once
+	 * the kernel had its chance to see a wild value, back in range.
+	 */
+	own = r->kind == R_CQ ? &q->consumer_index : &q->producer_index;
+	if (__atomic_load_n(own, __ATOMIC_RELAXED) > mask) {
+		if (one_in(f, 2))
+			usleep(below(f, 2000));
+		__atomic_and_fetch(own, mask, __ATOMIC_RELEASE);
+	}
+	return ret;
+}
+
+static int act_doorbell(struct fuzz *f)
+{
+	int q = PICK(f, f->qp, qp);
+
+	if (q < 0)
+		return SKIP;
+	return st_send_doorbell(f->qp[q].qp) ? errno : 0;
+}
+
+/* --- a worker -------------------------------------------------------------- */
+
+typedef int (*act_fn)(struct fuzz *f);
+
+#define X_FN(n, w)	[A_##n] = act_##n##_fn,
+#define act_ALLOC_PD_fn		act_alloc_pd
+#define act_DEALLOC_PD_fn	act_dealloc_pd
+#define act_REG_MR_fn		act_reg_mr
+#define act_DEREG_MR_fn		act_dereg_mr
+#define act_ALLOC_MW_fn		act_alloc_mw
+#define act_DEALLOC_MW_fn	act_dealloc_mw
+#define act_BIND_MW_fn		act_bind_mw
+#define act_CREATE_CH_fn	act_create_ch
+#define act_DESTROY_CH_fn	act_destroy_ch
+#define act_CREATE_CQ_fn	act_create_cq
+#define act_RESIZE_CQ_fn	act_resize_cq
+#define act_DESTROY_CQ_fn	act_destroy_cq
+#define act_POLL_CQ_fn		act_poll_cq
+#define act_NOTIFY_CQ_fn	act_notify_cq
+#define act_CQ_EVENT_fn		act_cq_event
+#define act_CREATE_SRQ_fn	act_create_srq
+#define act_MODIFY_SRQ_fn	act_modify_srq
+#define act_QUERY_SRQ_fn	act_query_srq
+#define act_DESTROY_SRQ_fn	act_destroy_srq
+#define act_POST_SRQ_RECV_fn	act_post_srq_recv
+#define act_CREATE_QP_fn	act_create_qp
+#define act_MODIFY_QP_fn	act_modify_qp
+#define act_CONNECT_fn		act_connect
+#define act_UD_READY_fn		act_ud_ready
+#define act_QUERY_QP_fn		act_query_qp
+#define act_DESTROY_QP_fn	act_destroy_qp
+#define act_POST_SEND_fn	act_post_send
+#define act_POST_RECV_fn	act_post_recv
+#define act_CREATE_AH_fn	act_create_ah
+#define act_DESTROY_AH_fn	act_destroy_ah
+#define act_QUERY_fn		act_query
+#define act_TRAFFIC_fn		act_traffic
+#define act_SCRIBBLE_fn		act_scribble
+#define act_DOORBELL_fn		act_doorbell
+#define act_ASYNC_fn		act_async
+static const act_fn act_fns[] = { ACTIONS(X_FN) };
+
+static int pick_action(struct fuzz *f)
+{
+	static unsigned int total;
+	unsigned int r, i;
+
+	if (!total)
+		for (i = 0; i < N_ACT; i++)
+			total += act_weight[i];
+	r = below(f, total);
+	for (i = 0; r >= act_weight[i]; i++)
+		r -= act_weight[i];
+	return i;
+}
+
+static void run_action(struct fuzz *f, int a)
+{
+	int ret;
+
+	st->last_act = a;
+	alarm(opt.hang_secs);
+	errno = 0;
+	ret = act_fns[a](f);
+	alarm(0);
+	st->calls[a]++;
+	if (ret == SKIP)
+		st->skipped[a]++;
+	else if (!ret)
+		st->ok[a]++;
+	else
+		st->err[a][ret > 0 && ret < N_ERRNO ? ret : 0]++;
+}
+
+/* Destroy a pool's live objects; each must go (in this order nothing uses it). */
+static void teardown(struct fuzz *f)
+{
+	int i, ret;
+
+	act_async(f);
+	for (i = 0; i < N_QP; i++)
+		if (f->qp[i].qp && (ret = ibv_destroy_qp(f->qp[i].qp)))
+			violation("teardown: destroy_qp: %s", strerror(ret));
+	for (i = 0; i < N_AH; i++)
+		if (f->ah[i].ah && (ret = ibv_destroy_ah(f->ah[i].ah)))
+			violation("teardown: destroy_ah: %s", strerror(ret));
+	for (i = 0; i < N_MW; i++)
+		if (f->mw[i].mw && (ret = ibv_dealloc_mw(f->mw[i].mw)))
+			violation("teardown: dealloc_mw: %s", strerror(ret));
+	for (i = 0; i < N_MR; i++)
+		if (f->mr[i].mr && (ret = ibv_dereg_mr(f->mr[i].mr)))
+			violation("teardown: dereg_mr: %s", strerror(ret));
+	for (i = 0; i < N_SRQ; i++)
+		if (f->srq[i].srq && (ret = ibv_destroy_srq(f->srq[i].srq)))
+			violation("teardown: destroy_srq: %s", strerror(ret));
+	for (i = 0; i < N_CQ; i++)
+		if (f->cq[i].cq && (ret = ibv_destroy_cq(f->cq[i].cq)))
+			violation("teardown: destroy_cq: %s", strerror(ret));
+	for (i = 0; i < N_CH; i++)
+		if (f->ch[i] && (ret = ibv_destroy_comp_channel(f->ch[i])))
+			violation("teardown: destroy_comp_channel: %s",
+				  strerror(ret));
+	for (i = 0; i < N_PD; i++)
+		if (f->pd[i] && (ret = ibv_dealloc_pd(f->pd[i])))
+			violation("teardown: dealloc_pd: %s", strerror(ret));
+	st_dev_close(&f->d);
+}
+
+/*
+ * One life of a worker: open the device, @nops actions, then either
+ * destroy everything in order or exit with it all alive. Never returns.
+ */
+static void worker_life(__u64 seed, __u64 nops)
+{
+	static struct fuzz fz;
+	struct fuzz *f = &fz;
+	__u64 i;
+
+	memset(f, 0, sizeof(*f));
+	f->rnd = seed;
+	st->life_seed = seed;
+	st->lives++;
+	alarm(opt.hang_secs);
+	if (st_dev_open(&f->d, opt.dev) || st_gid_pick(&f->d, opt.gid_index, 0)) {
+		violation("the device cannot be opened: %s", strerror(errno));
+		_exit(3);
+	}
+	fcntl(f->d.ctx->async_fd, F_SETFL,
+	      fcntl(f->d.ctx->async_fd, F_GETFL) | O_NONBLOCK);
+	f->arena = mmap(NULL, ARENA_LEN + PAGE, PROT_READ | PROT_WRITE,
+			MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (f->arena == MAP_FAILED)
+		_exit(3);
+	mprotect(f->arena + ARENA_LEN, PAGE, PROT_NONE);
+	st_rnd_fill(f->arena, ARENA_LEN, seed);
+	/* A start: a PD and a CQ, so that the first actions find something. */
+	run_action(f, A_ALLOC_PD);
+	run_action(f, A_CREATE_CQ);
+	for (i = 0; i < nops; i++)
+		run_action(f, pick_action(f));
+	if (one_in(f, 2)) {
+		alarm(opt.hang_secs);
+		teardown(f);
+		alarm(0);
+		st->clean_exits++;
+	} else if (one_in(f, 2)) {
+		/* Leave with work in flight. */
+		for (i = 0; i < 4; i++)
+			run_action(f, A_TRAFFIC);
+	}
+	_exit(0);
+}
+
+struct slot {
+	pid_t pid;
+	__u64 life;
+	bool done;
+	__u64 seen;		/* its actions when last looked at */
+	long long moved;	/* when they last changed */
+};
+
+static __u64 actions_of(const struct stats *s)
+{
+	__u64 n = 0;
+	int a;
+
+	for (a = 0; a < N_ACT; a++)
+		n += s->calls[a];
+	return n;
+}
+
+static __u64 life_seed(unsigned int w, __u64 life)
+{
+	return st_rnd_seed(opt.seed + w, life);
+}
+
+/* --- the check after ------------------------------------------------------- */
+
+#define CHECK_LEN	(1u << 20)
+
+/* A fresh context and RC pair: 1 MiB by RDMA Write, 4 KiB by Send. */
+static bool check_after(char *why, size_t whylen)
+{
+	struct ibv_qp_cap cap = { .max_send_wr = 16, .max_recv_wr = 16,
+				  .max_send_sge = 1, .max_recv_sge = 1 };
+	struct ibv_mr *smr = NULL, *dmr = NULL;
+	struct ibv_qp *a = NULL, *b = NULL;
+	struct ibv_pd *pd = NULL;
+	struct ibv_cq *cq = NULL;
+	__u8 *src = NULL, *dst = NULL;
+	struct st_path pa = {};
+	struct st_dev d;
+	struct ibv_wc wc;
+	bool ok = false;
+	size_t i;
+	int ret;
+
+	alarm(opt.hang_secs);
+	ret = st_dev_open(&d, opt.dev);
+	if (ret || st_gid_pick(&d, opt.gid_index, 0)) {
+		snprintf(why, whylen, "the device cannot be opened (%d)", ret);
+		return false;
+	}
+	pd = ibv_alloc_pd(d.ctx);
+	cq = ibv_create_cq(d.ctx, 64, NULL, NULL, 0);
+	src = st_buf_alloc(CHECK_LEN, 0);
+	dst = st_buf_alloc(CHECK_LEN, 0);
+	if (!pd || !cq || !src || !dst) {
+		snprintf(why, whylen, "no PD or CQ: %s", strerror(errno));
+		goto out;
+	}
+	st_rnd_fill(src, CHECK_LEN, opt.seed ^ 0xc4ec);
+	smr = st_mr_reg(pd, src, CHECK_LEN, IBV_ACCESS_LOCAL_WRITE, who);
+	dmr = st_mr_reg(pd, dst, CHECK_LEN, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE, who);
+	a = st_qp_create(pd, cq, cq, IBV_QPT_RC, &cap);
+	b = st_qp_create(pd, cq, cq, IBV_QPT_RC, &cap);
+	if (!smr || !dmr || !a || !b) {
+		snprintf(why, whylen, "no MR or QP: %s", strerror(errno));
+		goto out;
+	}
+	pa.dgid = d.gid;
+	pa.sgid_index = d.gid_index;
+	pa.port = d.port;
+	pa.mtu = d.mtu;
+	pa.max_dest_rd_atomic = 1;
+	pa.max_rd_atomic = 1;
+	pa.min_rnr_timer = 1;
+	pa.timeout = 14;
+	pa.retry_cnt = 7;
+	pa.rnr_retry = 7;
+	pa.dest_qpn = b->qp_num;
+	pa.sq_psn = pa.rq_psn = 0x1234;
+	ret = st_qp_init(a, d.port, IBV_ACCESS_REMOTE_WRITE) ||
+	      st_qp_init(b, d.port, IBV_ACCESS_REMOTE_WRITE) ||
+	      st_qp_rtr(a, &pa);
+	pa.dest_qpn = a->qp_num;
+	ret = ret || st_qp_rtr(b, &pa) || st_qp_rts(b, &pa);
+	pa.dest_qpn = b->qp_num;
+	ret = ret || st_qp_rts(a, &pa);
+	if (ret) {
+		snprintf(why, whylen, "the RC pair does not connect: %s",
+			 strerror(errno));
+		goto out;
+	}
+	if (st_post_recv(b, 2, dst, 4096, dmr->lkey) ||
+	    st_post_send(a, IBV_WR_RDMA_WRITE, 1, src, CHECK_LEN, smr->lkey,
+			 (uintptr_t)dst, dmr->rkey, 0, IBV_SEND_SIGNALED)) {
+		snprintf(why, whylen, "post: %s", strerror(errno));
+		goto out;
+	}
+	if (st_poll_one(cq, &wc, 60000) <= 0 || wc.status || wc.wr_id != 1) {
+		snprintf(why, whylen, "the 1 MiB Write did not complete well");
+		goto out;
+	}
+	for (i = 0; i < CHECK_LEN && dst[i] == src[i]; i++)
+		;
+	if (i < CHECK_LEN) {
+		snprintf(why, whylen, "the 1 MiB Write: byte %zu differs", i);
+		goto out;
+	}
+	memset(dst, 0, 4096);
+	if (st_post_send(a, IBV_WR_SEND, 3, src + 4096, 4096, smr->lkey, 0, 0,
+			 0, IBV_SEND_SIGNALED)) {
+		snprintf(why, whylen, "post: %s", strerror(errno));
+		goto out;
+	}
+	for (i = 0; i < 2; i++)
+		if (st_poll_one(cq, &wc, 60000) <= 0 || wc.status ||
+		    (wc.wr_id != 2 && wc.wr_id != 3)) {
+			snprintf(why, whylen, "the 4 KiB Send did not complete well");
+			goto out;
+		}
+	if (memcmp(dst, src + 4096, 4096)) {
+		snprintf(why, whylen, "the 4 KiB Send's data differs");
+		goto out;
+	}
+	ok = true;
+out:
+	if (a)
+		ibv_destroy_qp(a);
+	if (b)
+		ibv_destroy_qp(b);
+	if (smr)
+		ibv_dereg_mr(smr);
+	if (dmr)
+		ibv_dereg_mr(dmr);
+	if (cq)
+		ibv_destroy_cq(cq);
+	if (pd)
+		ibv_dealloc_pd(pd);
+	st_dev_close(&d);
+	free(src);
+	free(dst);
+	alarm(0);
+	return ok;
+}
+
+/* --- the summary ----------------------------------------------------------- */
+
+static void summary(const struct stats *t)
+{
+	static const char *const ev_name[N_EV + 1] = {
+		[IBV_EVENT_CQ_ERR] = "CQ_ERR",
+		[IBV_EVENT_QP_FATAL] = "QP_FATAL",
+		[IBV_EVENT_QP_REQ_ERR] = "QP_REQ_ERR",
+		[IBV_EVENT_QP_ACCESS_ERR] = "QP_ACCESS_ERR",
+		[IBV_EVENT_COMM_EST] = "COMM_EST",
+		[IBV_EVENT_SQ_DRAINED] = "SQ_DRAINED",
+		[IBV_EVENT_SRQ_LIMIT_REACHED] = "SRQ_LIMIT",
+		[IBV_EVENT_QP_LAST_WQE_REACHED] = "LAST_WQE",
+		[IBV_EVENT_PORT_ACTIVE] = "PORT_ACTIVE",
+		[IBV_EVENT_GID_CHANGE] = "GID_CHANGE",
+	};
+	char line[1024];
+	int a, e, n;
+
+	for (a = 0; a < N_ACT; a++) {
+		n = snprintf(line, sizeof(line), "%-14s %7llu calls %7llu ok %6llu skipped",
+			     act_name[a], (unsigned long long)t->calls[a],
+			     (unsigned long long)t->ok[a],
+			     (unsigned long long)t->skipped[a]);
+		for (e = 0; e < N_ERRNO && n < (int)sizeof(line) - 40; e++)
+			if (t->err[a][e])
+				n += snprintf(line + n, sizeof(line) - n, " %s:%llu",
+					      e ? strerrorname_np(e) : "other",
+					      (unsigned long long)t->err[a][e]);
+		st_diag(who, "%s", line);
+	}
+	/* A CQ's producer index scribbled makes its zeroes "success". */
+	n = snprintf(line, sizeof(line), "completions polled %llu (some made up by CQ scribbles):",
+		     (unsigned long long)t->cqes);
+	for (e = 0; e <= N_WC && n < (int)sizeof(line) - 60; e++)
+		if (t->wc[e])
+			n += snprintf(line + n, sizeof(line) - n, " %s:%llu",
+				      e < N_WC ? ibv_wc_status_str(e) : "garbage",
+				      (unsigned long long)t->wc[e]);
+	st_diag(who, "%s", line);
+	n = snprintf(line, sizeof(line), "async events:");
+	for (e = 0; e <= N_EV && n < (int)sizeof(line) - 40; e++)
+		if (t->ev[e])
+			n += snprintf(line + n, sizeof(line) - n, " %s:%llu",
+				      ev_name[e] ? ev_name[e] : "other",
+				      (unsigned long long)t->ev[e]);
+	st_diag(who, "%s", line);
+}
+
+static void stats_add(struct stats *t, const struct stats *s)
+{
+	const __u64 *src = (const __u64 *)s;
+	__u64 *dst = (__u64 *)t;
+	size_t i;
+
+	/* Every counter is a __u64 up to violations. */
+	for (i = 0; i <= offsetof(struct stats, violations) / 8; i++)
+		dst[i] += src[i];
+}
+
+/* --- main ------------------------------------------------------------------ */
+
+static void usage(void)
+{
+	fputs("usage: srnic_vfuzz --dev DEV [--gid-index N] [--seed S] [--seconds S | --ops N]\n"
+	      "                   [--procs P] [--hang-secs S] [-v]\n", stderr);
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "dev", required_argument, NULL, 'd' },
+		{ "gid-index", required_argument, NULL, 'g' },
+		{ "seed", required_argument, NULL, 's' },
+		{ "seconds", required_argument, NULL, 't' },
+		{ "ops", required_argument, NULL, 'o' },
+		{ "procs", required_argument, NULL, 'p' },
+		{ "hang-secs", required_argument, NULL, 'h' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct slot slot[MAX_PROCS] = {};
+	struct stats total = {};
+	struct st_tap tap = {};
+	__u64 per_worker = 0, done_ops;
+	long long t0, deadline, stuck_until = 0;
+	unsigned int w, running, crashed = 0, stuck = 0;
+	char why[200] = "";
+	struct st_dev d;
+	bool ok;
+	int c;
+
+	opt.seed = (__u64)time(NULL) ^ (__u64)getpid() << 16;
+	while ((c = getopt_long(argc, argv, "v", lo, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			opt.dev = optarg;
+			break;
+		case 'g':
+			opt.gid_index = atoi(optarg);
+			break;
+		case 's':
+			opt.seed = strtoull(optarg, NULL, 0);
+			break;
+		case 't':
+			opt.seconds = strtoul(optarg, NULL, 0);
+			break;
+		case 'o':
+			opt.ops = strtoull(optarg, NULL, 0);
+			break;
+		case 'p':
+			opt.procs = strtoul(optarg, NULL, 0);
+			break;
+		case 'h':
+			opt.hang_secs = strtoul(optarg, NULL, 0);
+			break;
+		case 'v':
+			opt.verbose++;
+			break;
+		default:
+			usage();
+		}
+	}
+	if (!opt.dev || !opt.procs || opt.procs > MAX_PROCS || !opt.hang_secs)
+		usage();
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	signal(SIGPIPE, SIG_IGN);
+
+	/* The device is there and has a GID; closed again before the fork. */
+	if (st_dev_open(&d, opt.dev) || st_gid_pick(&d, opt.gid_index, 0))
+		return st_tap_skip_all(&tap, "cannot open the device or pick a GID");
+	opt.gid_index = d.gid_index;	/* the lives need not search */
+	st_dev_close(&d);
+	all_stats = mmap(NULL, sizeof(*all_stats) * MAX_PROCS,
+			 PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+			 -1, 0);
+	if (all_stats == MAP_FAILED)
+		st_bail("out of memory");
+	st_tap_plan(&tap, 3);
+	st_diag(who, "seed %#llx, %u process%s, %s %llu", (unsigned long long)opt.seed,
+		opt.procs, opt.procs > 1 ? "es" : "",
+		opt.ops ? "actions" : "seconds",
+		opt.ops ? (unsigned long long)opt.ops :
+		(unsigned long long)opt.seconds);
+	if (opt.ops)
+		per_worker = (opt.ops + opt.procs - 1) / opt.procs;
+
+	t0 = st_now_ms();
+	deadline = t0 + (long long)opt.seconds * 1000;
+	for (;;) {
+		running = 0;
+		for (w = 0; w < opt.procs; w++) {
+			struct stats *s = &all_stats[w];
+			int status;
+
+			if (slot[w].pid > 0) {
+				pid_t r = waitpid(slot[w].pid, &status, WNOHANG);
+
+				if (r == 0) {
+					running++;
+					if (actions_of(s) != slot[w].seen) {
+						slot[w].seen = actions_of(s);
+						slot[w].moved = st_now_ms();
+					} else if (st_now_ms() - slot[w].moved >
+						   2000LL * opt.hang_secs) {
+						/* Its alarm did not end it. */
+						st_diag(who, "worker %u stuck in %s (pid %d, seed %#llx): killed",
+							w, act_name[s->last_act],
+							slot[w].pid,
+							(unsigned long long)s->life_seed);
+						kill(slot[w].pid, SIGKILL);
+						stuck++;
+						slot[w].done = true;
+						slot[w].moved = LLONG_MAX / 2;
+					}
+					continue;
+				}
+				slot[w].pid = 0;
+				if (WIFSIGNALED(status) || WEXITSTATUS(status)) {
+					crashed++;
+					st_diag(who, "worker %u life %llu (seed %#llx): %s %d during %s%s",
+						w, (unsigned long long)slot[w].life,
+						(unsigned long long)s->life_seed,
+						WIFSIGNALED(status) ? "signal" : "exit",
+						WIFSIGNALED(status) ? WTERMSIG(status) :
+						WEXITSTATUS(status),
+						act_name[s->last_act],
+						WIFSIGNALED(status) &&
+						WTERMSIG(status) == SIGALRM ?
+						": a verb did not return" : "");
+				}
+			}
+			if (slot[w].done)
+				continue;
+			done_ops = actions_of(s);
+			if ((opt.ops && done_ops >= per_worker) ||
+			    (!opt.ops && st_now_ms() >= deadline) ||
+			    crashed > 4) {
+				slot[w].done = true;
+				continue;
+			}
+			slot[w].life++;
+			fflush(stdout);
+			slot[w].pid = fork();
+			if (slot[w].pid < 0)
+				st_bail("fork failed");
+			if (!slot[w].pid) {
+				__u64 seed = life_seed(w, slot[w].life), n;
+				__u64 r = seed;
+
+				st = s;
+				n = 50 + st_rnd_next(&r) % 1500;
+				if (opt.ops && n > per_worker - done_ops)
+					n = per_worker - done_ops;
+				if (opt.verbose)
+					st_diag(who, "worker %u life %llu: seed %#llx, %llu actions",
+						w, (unsigned long long)slot[w].life,
+						(unsigned long long)seed,
+						(unsigned long long)n);
+				worker_life(seed, n);
+			}
+			slot[w].moved = st_now_ms();
+			running++;
+		}
+		if (!running || (stuck && st_now_ms() > stuck_until))
+			break;
+		if (stuck && !stuck_until)	/* a little while to be reaped */
+			stuck_until = st_now_ms() + 5000;
+		st_sleep_ms(20);
+	}
+	for (w = 0; w < opt.procs; w++) {
+		stats_add(&total, &all_stats[w]);
+		if (all_stats[w].violations)
+			st_diag(who, "worker %u: %llu rule violations, first: %s", w,
+				(unsigned long long)all_stats[w].violations,
+				all_stats[w].first_violation);
+	}
+	summary(&total);
+	done_ops = actions_of(&total);
+	st_diag(who, "%llu actions (%llu work requests, %llu ring scribbles) in %lld s, %llu lives (%llu ended by destroying everything)",
+		(unsigned long long)done_ops, (unsigned long long)total.wrs,
+		(unsigned long long)total.scribbles,
+		(st_now_ms() - t0) / 1000, (unsigned long long)total.lives,
+		(unsigned long long)total.clean_exits);
+	st_tap_ok(&tap, !crashed && !stuck && done_ops > 0,
+		  "fuzz: %llu actions, %u workers crashed or hung, %u stuck in the kernel",
+		  (unsigned long long)done_ops, crashed, stuck);
+	st_tap_ok(&tap, !total.violations,
+		  "rules: %llu objects destroyed while in use or not destroyable in order",
+		  (unsigned long long)total.violations);
+	if (stuck) {
+		st_tap_ok(&tap, false, "check after: not run, a worker is stuck");
+	} else {
+		ok = check_after(why, sizeof(why));
+		st_tap_ok(&tap, ok, "check after: a fresh RC pair moves 1 MiB by Write and 4 KiB by Send%s%s",
+			  ok ? "" : ": ", why);
+	}
+	st_diag(who, "seed %#llx", (unsigned long long)opt.seed);
+	return st_tap_end(&tap);
+}
