@@ -32,9 +32,10 @@
 # on every kernel with the gate volumes below; make check-full (--full)
 # runs the soak volumes: the selftests' own defaults (10000 ordering
 # generations, 1000 scribble rounds, 256 MiB integrity, rping 1000, ...)
-# on both stock kernels and on the debug kernel, the rdma_rxe reference
-# rows of the rdma-core table, larger two-host volumes, and the in-tree
-# KUnit build. The volumes are set here and nowhere else.
+# on both stock kernels and on the debug kernel (the verbs fuzzer 300 s
+# on each), the rdma_rxe reference rows of the rdma-core table, larger
+# two-host volumes, and the in-tree KUnit build. The volumes are set
+# here and nowhere else.
 #
 # Results: ${SRNIC_CHECK_OUT:-/var/tmp/srnic-check/<date>}: one log per
 # stage, the guests' folders, stages.txt. Exit 0 when every stage passed.
@@ -67,9 +68,9 @@ if [ $full -eq 1 ]; then
 	debug_vol=(SRNIC_RDMA_CORE_NO_REF=1 SRNIC_SOAK_SECONDS=60 SRNIC_SOAK_GENS=100
 		   SRNIC_SOAK_BYTES=8M SRNIC_SOAK_PINGS=80)
 	debug_tests=(srnic_basic.sh srnic_bad_input.sh srnic_hostile.sh
-		     srnic_fuzz_rx.sh srnic_kqp.sh rdma_core_tests.sh srnic_cm.sh
-		     srnic_nvme.sh srnic_rc.sh srnic_interop.sh srnic_wire.sh
-		     srnic_soak.sh)
+		     srnic_vfuzz.sh srnic_fuzz_rx.sh srnic_kqp.sh
+		     rdma_core_tests.sh srnic_cm.sh srnic_nvme.sh srnic_rc.sh
+		     srnic_interop.sh srnic_wire.sh srnic_soak.sh)
 else
 	# A fraction of the soak volumes (ordering generations 15%, scribble
 	# rounds and integrity bytes 25%, pings 30%, NVMe I/O 25%); every step
@@ -79,7 +80,7 @@ else
 	stock_vol=(SRNIC_RC_GENS=1500 SRNIC_RC_ROUNDS=250 SRNIC_RC_BYTES=64M
 		   SRNIC_CM_PINGS=300 SRNIC_NVME_SIZE=64M
 		   SRNIC_HOSTILE_ROUNDS=250 SRNIC_FUZZ_PKTS=20000
-		   SRNIC_RDMA_CORE_NO_REF=1
+		   SRNIC_VFUZZ_SECONDS=45 SRNIC_RDMA_CORE_NO_REF=1
 		   SRNIC_SOAK_SECONDS=20 SRNIC_SOAK_GENS=200 SRNIC_SOAK_BYTES=8M
 		   SRNIC_SOAK_PINGS=100 SRNIC_SELFTESTS_SKIP=srnic_soak.sh)
 	# The second stock kernel: the interop matrix's lossy half only (its
@@ -88,9 +89,10 @@ else
 	# The soak runs there, not on the first: the device and namespace
 	# teardown it drives is the kernel's (check-full runs it on 6.1 and
 	# the debug kernel too).
-	# The fuzz's mutations are the same on both: a quarter of them there.
+	# The fuzz's mutations are the same on both: a quarter of them there;
+	# the verbs fuzzer's sequences differ by seed, not by kernel: 30 s.
 	stock_vol2=("SRNIC_MATRIX_LOSS=1%" SRNIC_SELFTESTS_SKIP=srnic_wire.sh
-		    SRNIC_FUZZ_PKTS=5000)
+		    SRNIC_FUZZ_PKTS=5000 SRNIC_VFUZZ_SECONDS=30)
 	# kselftest: the runner's ways with one test (the rest ran above).
 	ksft_vol=(SRNIC_KSFT_TESTS=srnic_basic.sh)
 	twohost_vol=(SRNIC_TH_GENS=500 SRNIC_TH_BYTES=32M SRNIC_TH_PINGS=200)
@@ -106,11 +108,12 @@ else
 	debug_vol=(SRNIC_RC_GENS=200 SRNIC_RC_ROUNDS=50 SRNIC_RC_BYTES=32M
 		   SRNIC_CM_PINGS=100 SRNIC_CM_NO_RXE=1 SRNIC_RDMA_CORE_NO_REF=1
 		   SRNIC_HOSTILE_ROUNDS=50 SRNIC_FUZZ_PKTS=3000 SRNIC_FUZZ_PPS=1000
+		   SRNIC_VFUZZ_SECONDS=90
 		   "SRNIC_RDMA_CORE_MODULES=test_mr test_qp test_qpex"
 		   "SRNIC_RC_ONLY=pingpong \(4 KiB|order \(|fence --gens|access|scribble|retry|rnr")
 	debug_tests=(srnic_basic.sh srnic_bad_input.sh srnic_hostile.sh
-		     srnic_fuzz_rx.sh srnic_kqp.sh rdma_core_tests.sh srnic_cm.sh
-		     srnic_rc.sh)
+		     srnic_vfuzz.sh srnic_fuzz_rx.sh srnic_kqp.sh
+		     rdma_core_tests.sh srnic_cm.sh srnic_rc.sh)
 	# Not the soak: on the debug kernel even SRNIC_SOAK_SECONDS=10 with
 	# 50 generations a run took over 25 minutes (every run a new
 	# connection and process under KASAN); check-full runs it there.
