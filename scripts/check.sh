@@ -80,7 +80,7 @@ else
 	stock_vol=(SRNIC_RC_GENS=1500 SRNIC_RC_ROUNDS=250 SRNIC_RC_BYTES=64M
 		   SRNIC_CM_PINGS=300 SRNIC_NVME_SIZE=64M
 		   SRNIC_HOSTILE_ROUNDS=250 SRNIC_FUZZ_PKTS=20000
-		   SRNIC_VFUZZ_SECONDS=45 SRNIC_RDMA_CORE_NO_REF=1
+		   SRNIC_VFUZZ_SECONDS=40 SRNIC_RDMA_CORE_NO_REF=1
 		   SRNIC_SOAK_SECONDS=20 SRNIC_SOAK_GENS=200 SRNIC_SOAK_BYTES=8M
 		   SRNIC_SOAK_PINGS=100 SRNIC_SELFTESTS_SKIP=srnic_soak.sh)
 	# The second stock kernel: the interop matrix's lossy half only (its
@@ -90,9 +90,9 @@ else
 	# teardown it drives is the kernel's (check-full runs it on 6.1 and
 	# the debug kernel too).
 	# The fuzz's mutations are the same on both: a quarter of them there;
-	# the verbs fuzzer's sequences differ by seed, not by kernel: 30 s.
+	# the verbs fuzzer's sequences differ by seed, not by kernel: 20 s.
 	stock_vol2=("SRNIC_MATRIX_LOSS=1%" SRNIC_SELFTESTS_SKIP=srnic_wire.sh
-		    SRNIC_FUZZ_PKTS=5000 SRNIC_VFUZZ_SECONDS=30)
+		    SRNIC_FUZZ_PKTS=5000 SRNIC_VFUZZ_SECONDS=20)
 	# kselftest: the runner's ways with one test (the rest ran above).
 	ksft_vol=(SRNIC_KSFT_TESTS=srnic_basic.sh)
 	twohost_vol=(SRNIC_TH_GENS=500 SRNIC_TH_BYTES=32M SRNIC_TH_PINGS=200)
@@ -108,7 +108,7 @@ else
 	debug_vol=(SRNIC_RC_GENS=200 SRNIC_RC_ROUNDS=50 SRNIC_RC_BYTES=32M
 		   SRNIC_CM_PINGS=100 SRNIC_CM_NO_RXE=1 SRNIC_RDMA_CORE_NO_REF=1
 		   SRNIC_HOSTILE_ROUNDS=50 SRNIC_FUZZ_PKTS=3000 SRNIC_FUZZ_PPS=1000
-		   SRNIC_VFUZZ_SECONDS=90
+		   SRNIC_VFUZZ_SECONDS=45
 		   "SRNIC_RDMA_CORE_MODULES=test_mr test_qp test_qpex"
 		   "SRNIC_RC_ONLY=pingpong \(4 KiB|order \(|fence --gens|access|scribble|retry|rnr")
 	debug_tests=(srnic_basic.sh srnic_bad_input.sh srnic_hostile.sh

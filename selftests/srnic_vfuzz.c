@@ -327,6 +327,29 @@ static void rings_sync(struct fuzz *f, enum ring_owner kind, int idx)
 	}
 }
 
+/*
+ * The library addresses elements by its own index of a ring unmasked
+ * (the producer of a send or receive ring, the consumer of a CQ): a
+ * scribbled value stays for the kernel to see (at a doorbell, a flush,
+ * a packet's arrival) until the library is about to use the ring, and
+ * is put back in range just before.
+ */
+static void rings_tame(struct fuzz *f, enum ring_owner kind, int idx)
+{
+	int i;
+
+	for (i = 0; i < f->nring; i++) {
+		struct rxe_queue_buf *q = (void *)f->ring[i].start;
+		__u32 *own;
+
+		if (f->ring[i].kind != kind || f->ring[i].idx != idx)
+			continue;
+		own = kind == R_CQ ? &q->consumer_index : &q->producer_index;
+		if (__atomic_load_n(own, __ATOMIC_RELAXED) > q->index_mask)
+			__atomic_and_fetch(own, q->index_mask, __ATOMIC_RELEASE);
+	}
+}
+
 /* --- memory ---------------------------------------------------------------- */
 
 /* An address and length in the arena, @max bytes at most. */
@@ -603,6 +626,7 @@ static int poll_cq_idx(struct fuzz *f, int i, int max)
 	struct ibv_wc wc[16];
 	int n, total = 0;
 
+	rings_tame(f, R_CQ, i);
 	while (total < max) {
 		n = ibv_poll_cq(f->cq[i].cq, 16, wc);
 		if (n < 0)
@@ -987,6 +1011,7 @@ static int post_sends(struct fuzz *f, int q, int nwr, bool valid)
 			return SKIP;
 		wr[i].next = i + 1 < nwr ? &wr[i + 1] : NULL;
 	}
+	rings_tame(f, R_QP, q);
 	ret = ibv_post_send(f->qp[q].qp, wr, &bad);
 	st->wrs += nwr;
 	return ret;
@@ -1018,8 +1043,11 @@ static int post_recvs(struct fuzz *f, int q, int srq, int nwr, bool valid)
 		wr[i].next = i + 1 < nwr ? &wr[i + 1] : NULL;
 	}
 	st->wrs += nwr;
-	if (srq >= 0)
+	if (srq >= 0) {
+		rings_tame(f, R_SRQ, srq);
 		return ibv_post_srq_recv(f->srq[srq].srq, wr, &bad);
+	}
+	rings_tame(f, R_QP, q);
 	return ibv_post_recv(f->qp[q].qp, wr, &bad);
 }
 
@@ -1089,11 +1117,13 @@ static int act_bind_mw(struct fuzz *f)
 		wr.bind_mw.mw = f->mw[w].mw;
 		wr.bind_mw.rkey = ibv_inc_rkey(f->mw[w].rkey);
 		wr.bind_mw.bind_info = b.bind_info;
+		rings_tame(f, R_QP, q);
 		ret = ibv_post_send(f->qp[q].qp, &wr, &bad);
 		if (!ret)
 			f->mw[w].rkey = wr.bind_mw.rkey;
 		return ret;
 	}
+	rings_tame(f, R_QP, q);
 	if (ibv_bind_mw(f->qp[q].qp, f->mw[w].mw, &b))
 		return errno ? errno : EINVAL;
 	f->mw[w].rkey = f->mw[w].mw->rkey;
@@ -1224,6 +1254,9 @@ static int act_modify_qp(struct fuzz *f)
 		a.max_dest_rd_atomic = below(f, 20);
 		a.qp_access_flags = access_flags(f);
 		a.sq_draining = 0;
+		/* The core warns of every PSN over 24 bits: not each time. */
+		a.sq_psn &= 0xffffff;
+		a.rq_psn &= 0xffffff;
 		mask &= ~(IBV_QP_ALT_PATH | IBV_QP_PATH_MIG_STATE);
 	}
 	return ibv_modify_qp(f->qp[q].qp, &a, mask);
@@ -1504,9 +1537,8 @@ static int act_scribble(struct fuzz *f)
 {
 	struct rxe_queue_buf *q;
 	struct fz_ring *r;
-	__u32 mask, lg, k, n, prod, *own;
+	__u32 mask, lg, k, n, prod;
 	size_t esz;
-	int ret;
 
 	if (!f->nring)
 		return SKIP;
@@ -1557,21 +1589,9 @@ static int act_scribble(struct fuzz *f)
 			       esz < 64 ? esz : 64);
 		break;
 	}
-	ret = 0;
 	if (r->kind == R_QP && f->qp[r->idx].qp && !one_in(f, 5))
-		ret = st_send_doorbell(f->qp[r->idx].qp) ? errno : 0;
-	/*
-	 * The library addresses elements by its own index unmasked (the
-	 * producer of a send or receive ring, the consumer of a CQ): once
-	 * the kernel had its chance to see a wild value, back in range.
-	 */
-	own = r->kind == R_CQ ? &q->consumer_index : &q->producer_index;
-	if (__atomic_load_n(own, __ATOMIC_RELAXED) > mask) {
-		if (one_in(f, 2))
-			usleep(below(f, 2000));
-		__atomic_and_fetch(own, mask, __ATOMIC_RELEASE);
-	}
-	return ret;
+		return st_send_doorbell(f->qp[r->idx].qp) ? errno : 0;
+	return 0;
 }
 
 static int act_doorbell(struct fuzz *f)
@@ -1692,10 +1712,11 @@ static void teardown(struct fuzz *f)
 }
 
 /*
- * One life of a worker: open the device, @nops actions, then either
- * destroy everything in order or exit with it all alive. Never returns.
+ * One life of a worker: open the device, @nops actions (fewer if
+ * @deadline comes first, unless --ops counts), then either destroy
+ * everything in order or exit with it all alive. Never returns.
  */
-static void worker_life(__u64 seed, __u64 nops)
+static void worker_life(__u64 seed, __u64 nops, long long deadline)
 {
 	static struct fuzz fz;
 	struct fuzz *f = &fz;
@@ -1721,8 +1742,11 @@ static void worker_life(__u64 seed, __u64 nops)
 	/* A start: a PD and a CQ, so that the first actions find something. */
 	run_action(f, A_ALLOC_PD);
 	run_action(f, A_CREATE_CQ);
-	for (i = 0; i < nops; i++)
+	for (i = 0; i < nops; i++) {
+		if (!opt.ops && st_now_ms() >= deadline)
+			break;
 		run_action(f, pick_action(f));
+	}
 	if (one_in(f, 2)) {
 		alarm(opt.hang_secs);
 		teardown(f);
@@ -2101,7 +2125,7 @@ int main(int argc, char **argv)
 						w, (unsigned long long)slot[w].life,
 						(unsigned long long)seed,
 						(unsigned long long)n);
-				worker_life(seed, n);
+				worker_life(seed, n, deadline);
 			}
 			slot[w].moved = st_now_ms();
 			running++;
