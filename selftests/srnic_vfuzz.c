@@ -13,7 +13,8 @@
  * attribute masks and values, connect pairs of their own QPs through the
  * device's own GID so that traffic flows, post sends with any opcode
  * (invalid ones too), flags, SGE count and valid or garbage addresses and
- * keys, post receives likewise, poll, arm and read completion events,
+ * keys (through ibv_post_send and, on QPs made by ibv_create_qp_ex, the
+ * ibv_wr_*() builders and setters), post receives likewise, poll, arm and read completion events,
  * bind windows, query everything, destroy or move QPs, CQs and MRs while
  * work is outstanding, and write the rings the rxe ABI shares with the
  * kernel (indices, elements, the header) followed by a doorbell. A
@@ -106,7 +107,7 @@ static const char *const who = "vfuzz";
 	X(DESTROY_SRQ, 1) X(POST_SRQ_RECV, 4)				\
 	X(CREATE_QP, 6) X(MODIFY_QP, 8) X(CONNECT, 6) X(UD_READY, 2)	\
 	X(QUERY_QP, 2) X(DESTROY_QP, 3) X(POST_SEND, 12)		\
-	X(POST_RECV, 6) X(CREATE_AH, 2) X(DESTROY_AH, 1)		\
+	X(POST_SEND_EX, 5) X(POST_RECV, 6) X(CREATE_AH, 2) X(DESTROY_AH, 1)		\
 	X(QUERY, 2) X(TRAFFIC, 12) X(SCRIBBLE, 8) X(DOORBELL, 2)	\
 	X(ASYNC, 2)
 
@@ -184,6 +185,8 @@ struct fz_qp {
 	struct ibv_qp_cap cap;
 	int peer;	/* the QP it was connected to, -1 */
 	__u32 qkey;
+	struct ibv_qp_ex *qpx;	/* made by create_qp_ex: the ibv_wr_* API */
+	__u64 ops;		/* its send_ops_flags */
 };
 
 struct fz_ah {
@@ -1130,6 +1133,183 @@ static int act_bind_mw(struct fuzz *f)
 	return 0;
 }
 
+/* The send_ops_flags librxe 44 takes for a QP type. */
+static __u64 ops_of(enum ibv_qp_type t)
+{
+	__u64 uc = IBV_QP_EX_WITH_RDMA_WRITE |
+		   IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_SEND |
+		   IBV_QP_EX_WITH_SEND_WITH_IMM | IBV_QP_EX_WITH_BIND_MW |
+		   IBV_QP_EX_WITH_SEND_WITH_INV;
+
+	switch (t) {
+	case IBV_QPT_RC:
+		return uc | IBV_QP_EX_WITH_RDMA_READ |
+		       IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP |
+		       IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |
+		       IBV_QP_EX_WITH_LOCAL_INV | IBV_QP_EX_WITH_ATOMIC_WRITE;
+	case IBV_QPT_UC:
+		return uc;
+	default:
+		return IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM;
+	}
+}
+
+static bool qp_is_ex(struct fuzz *f, int q)
+{
+	return f->qp[q].qpx;
+}
+
+/* One builder of @p's own operations (the others are NULL in librxe). */
+static void wr_build(struct fuzz *f, struct fz_qp *p, struct ibv_qp_ex *x)
+{
+	uint64_t raddr;
+	__u64 bit = 0, v;
+	int j, w, m, peer;
+	struct ibv_mw_bind_info bi = {};
+	__u32 rkey;
+
+	for (j = 0; j < 64; j++) {
+		bit = 1ull << below(f, 12);
+		if (p->ops & bit)
+			break;
+	}
+	if (!(p->ops & bit))
+		bit = IBV_QP_EX_WITH_SEND;
+	peer = p->peer >= 0 && f->qp[p->peer].qp ? f->qp[p->peer].pd : -1;
+	rkey = pick_rkey(f, &raddr, peer);
+	switch (bit) {
+	case IBV_QP_EX_WITH_RDMA_WRITE:
+		ibv_wr_rdma_write(x, rkey, raddr);
+		break;
+	case IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM:
+		ibv_wr_rdma_write_imm(x, rkey, raddr, (__u32)rnd(f));
+		break;
+	case IBV_QP_EX_WITH_SEND_WITH_IMM:
+		ibv_wr_send_imm(x, (__u32)rnd(f));
+		break;
+	case IBV_QP_EX_WITH_RDMA_READ:
+		ibv_wr_rdma_read(x, rkey, raddr);
+		break;
+	case IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP:
+		ibv_wr_atomic_cmp_swp(x, rkey, raddr, rnd(f), rnd(f));
+		break;
+	case IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD:
+		ibv_wr_atomic_fetch_add(x, rkey, raddr, rnd(f));
+		break;
+	case IBV_QP_EX_WITH_LOCAL_INV:
+		ibv_wr_local_inv(x, rkey);
+		break;
+	case IBV_QP_EX_WITH_SEND_WITH_INV:
+		ibv_wr_send_inv(x, rkey);
+		break;
+	case IBV_QP_EX_WITH_ATOMIC_WRITE:
+		v = rnd(f);
+		ibv_wr_atomic_write(x, rkey, raddr, &v);
+		break;
+	case IBV_QP_EX_WITH_BIND_MW:
+		w = PICK(f, f->mw, mw);
+		m = pick_mr(f, -1, 0);
+		if (w < 0 || m < 0) {
+			ibv_wr_send(x);
+			break;
+		}
+		bi.mr = f->mr[m].mr;
+		bi.addr = (uintptr_t)f->mr[m].addr;
+		bi.length = below(f, f->mr[m].len + 1);
+		bi.mw_access_flags = access_flags(f);
+		f->mw[w].rkey = ibv_inc_rkey(f->mw[w].rkey);
+		ibv_wr_bind_mw(x, f->mw[w].mw, f->mw[w].rkey, &bi);
+		break;
+	default:
+		ibv_wr_send(x);
+		break;
+	}
+}
+
+/* The data of the WR just built: an SGE, a list, inline data or a list. */
+static void wr_data(struct fuzz *f, struct fz_qp *p, struct ibv_qp_ex *x)
+{
+	struct ibv_data_buf bufs[4];
+	struct ibv_sge sge[MAX_SGE];
+	size_t room, len;
+	int j, m;
+
+	switch (below(f, 5)) {
+	case 0:
+		make_sge(f, &sge[0], p->pd, false, one_in(f, 2), false);
+		ibv_wr_set_sge(x, sge[0].lkey, sge[0].addr, sge[0].length);
+		break;
+	case 1:
+		m = below(f, p->cap.max_send_sge + 2);
+		if (m > MAX_SGE)
+			m = MAX_SGE;
+		for (j = 0; j < m; j++)
+			make_sge(f, &sge[j], p->pd, false, one_in(f, 2), false);
+		ibv_wr_set_sge_list(x, m, sge);
+		break;
+	case 2:
+		bufs[0].addr = arena_span(f, p->cap.max_inline_data + 8, &len);
+		ibv_wr_set_inline_data(x, bufs[0].addr, len);
+		break;
+	case 3:
+		room = p->cap.max_inline_data;
+		m = below(f, 5);
+		for (j = 0; j < m; j++) {
+			bufs[j].addr = arena_span(f, room, &len);
+			bufs[j].length = len;
+			room -= len;
+		}
+		ibv_wr_set_inline_data_list(x, m, bufs);
+		break;
+	default:	/* none: zero length */
+		break;
+	}
+}
+
+/*
+ * Work requests through ibv_wr_*(). librxe 44 leaves dma.length wrong
+ * on the list setters (the kernel recomputes it); its inline list checks
+ * each buffer, not their sum, against max_inline, so the sum is kept
+ * within it here (else the library itself writes past the element).
+ */
+static int act_post_send_ex(struct fuzz *f)
+{
+	int q = pick_qp(f, qp_is_ex), n, i, ah, o;
+	struct ibv_qp_ex *x;
+	struct fz_qp *p;
+
+	if (q < 0)
+		return SKIP;
+	p = &f->qp[q];
+	x = p->qpx;
+	ah = PICK(f, f->ah, ah);
+	if (p->qp->qp_type == IBV_QPT_UD && ah < 0)
+		return SKIP;
+	rings_tame(f, R_QP, q);
+	ibv_wr_start(x);
+	n = 1 + below(f, MAX_WR);
+	for (i = 0; i < n; i++) {
+		x->wr_id = rnd(f);
+		x->wr_flags = one_in(f, 4) ? (unsigned int)below(f, 32) :
+			      IBV_SEND_SIGNALED;
+		wr_build(f, p, x);
+		if (p->qp->qp_type == IBV_QPT_UD) {
+			o = PICK(f, f->qp, qp);
+			ibv_wr_set_ud_addr(x, f->ah[ah].ah,
+					   o >= 0 ? f->qp[o].qp->qp_num :
+					   (__u32)rnd(f),
+					   o >= 0 ? f->qp[o].qkey : 0);
+		}
+		wr_data(f, p, x);
+	}
+	st->wrs += n;
+	if (one_in(f, 8)) {
+		ibv_wr_abort(x);
+		return 0;
+	}
+	return ibv_wr_complete(x);
+}
+
 /* --- QPs ------------------------------------------------------------------- */
 
 static int act_create_qp(struct fuzz *f)
@@ -1168,7 +1348,30 @@ static int act_create_qp(struct fuzz *f)
 			     below(f, f->d.attr.max_sge + 2);
 	a.cap.max_inline_data = one_in(f, 8) ? (__u32)interesting(f) :
 				one_in(f, 2) ? below(f, 600) : 0;
-	q->qp = ibv_create_qp(f->pd[pd], &a);
+	q->qpx = NULL;
+	q->ops = 0;
+	if (one_in(f, 3)) {	/* the extended API: ibv_wr_*() posts */
+		struct ibv_qp_init_attr_ex ax = {
+			.send_cq = a.send_cq, .recv_cq = a.recv_cq,
+			.srq = a.srq, .cap = a.cap, .qp_type = a.qp_type,
+			.sq_sig_all = a.sq_sig_all,
+			.comp_mask = IBV_QP_INIT_ATTR_PD |
+				     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+			.pd = f->pd[pd],
+		};
+
+		ax.send_ops_flags = ops_of(a.qp_type);
+		if (one_in(f, 8))
+			ax.send_ops_flags = rnd(f);
+		q->qp = ibv_create_qp_ex(f->d.ctx, &ax);
+		if (q->qp) {
+			q->qpx = ibv_qp_to_qp_ex(q->qp);
+			q->ops = ax.send_ops_flags;
+			a.cap = ax.cap;
+		}
+	} else {
+		q->qp = ibv_create_qp(f->pd[pd], &a);
+	}
 	if (!q->qp)
 		return errno;
 	q->pd = pd;
@@ -1635,6 +1838,7 @@ typedef int (*act_fn)(struct fuzz *f);
 #define act_QUERY_QP_fn		act_query_qp
 #define act_DESTROY_QP_fn	act_destroy_qp
 #define act_POST_SEND_fn	act_post_send
+#define act_POST_SEND_EX_fn	act_post_send_ex
 #define act_POST_RECV_fn	act_post_recv
 #define act_CREATE_AH_fn	act_create_ah
 #define act_DESTROY_AH_fn	act_destroy_ah
