@@ -14,10 +14,11 @@
  * device's own GID so that traffic flows, post sends with any opcode
  * (invalid ones too), flags, SGE count and valid or garbage addresses and
  * keys (through ibv_post_send and, on QPs made by ibv_create_qp_ex, the
- * ibv_wr_*() builders and setters), post receives likewise, poll, arm and read completion events,
- * bind windows, query everything, destroy or move QPs, CQs and MRs while
- * work is outstanding, and write the rings the rxe ABI shares with the
- * kernel (indices, elements, the header) followed by a doorbell. A
+ * ibv_wr_*() builders and setters), post receives likewise, poll, arm
+ * and read completion events, bind windows, query everything, destroy
+ * or move QPs, CQs and MRs while work is outstanding, and write the
+ * rings the rxe ABI shares with the kernel (indices, elements, the
+ * header) followed by a doorbell. A
  * worker's life ends after a random number of actions, half the time
  * with every object destroyed in order and half the time by exiting with
  * everything alive (maybe mid-traffic); a new life starts until the time
@@ -95,28 +96,47 @@ static struct {
 
 static const char *const who = "vfuzz";
 
-/* --- actions and what they returned ---------------------------------------- */
+/* --- actions and what they returned --------------------------------------- */
 
-#define ACTIONS(X)							\
-	X(ALLOC_PD, 3) X(DEALLOC_PD, 2) X(REG_MR, 6) X(DEREG_MR, 3)	\
-	X(ALLOC_MW, 3) X(DEALLOC_MW, 2) X(BIND_MW, 3)			\
-	X(CREATE_CH, 1) X(DESTROY_CH, 1)				\
-	X(CREATE_CQ, 4) X(RESIZE_CQ, 2) X(DESTROY_CQ, 2) X(POLL_CQ, 10)	\
-	X(NOTIFY_CQ, 3) X(CQ_EVENT, 3)					\
-	X(CREATE_SRQ, 2) X(MODIFY_SRQ, 2) X(QUERY_SRQ, 1)		\
-	X(DESTROY_SRQ, 1) X(POST_SRQ_RECV, 4)				\
-	X(CREATE_QP, 6) X(MODIFY_QP, 8) X(CONNECT, 6) X(UD_READY, 2)	\
-	X(QUERY_QP, 2) X(DESTROY_QP, 3) X(POST_SEND, 12)		\
-	X(POST_SEND_EX, 5) X(POST_RECV, 6) X(CREATE_AH, 2) X(DESTROY_AH, 1)		\
-	X(QUERY, 2) X(TRAFFIC, 12) X(SCRIBBLE, 8) X(DOORBELL, 2)	\
-	X(ASYNC, 2)
-
-#define X_ENUM(n, w)	A_##n,
-#define X_NAME(n, w)	#n,
-#define X_WEIGHT(n, w)	w,
-enum { ACTIONS(X_ENUM) N_ACT };
-static const char *const act_name[] = { ACTIONS(X_NAME) };
-static const unsigned int act_weight[] = { ACTIONS(X_WEIGHT) };
+enum act {
+	A_ALLOC_PD,
+	A_DEALLOC_PD,
+	A_REG_MR,
+	A_DEREG_MR,
+	A_ALLOC_MW,
+	A_DEALLOC_MW,
+	A_BIND_MW,
+	A_CREATE_CH,
+	A_DESTROY_CH,
+	A_CREATE_CQ,
+	A_RESIZE_CQ,
+	A_DESTROY_CQ,
+	A_POLL_CQ,
+	A_NOTIFY_CQ,
+	A_CQ_EVENT,
+	A_CREATE_SRQ,
+	A_MODIFY_SRQ,
+	A_QUERY_SRQ,
+	A_DESTROY_SRQ,
+	A_POST_SRQ_RECV,
+	A_CREATE_QP,
+	A_MODIFY_QP,
+	A_CONNECT,
+	A_UD_READY,
+	A_QUERY_QP,
+	A_DESTROY_QP,
+	A_POST_SEND,
+	A_POST_SEND_EX,
+	A_POST_RECV,
+	A_CREATE_AH,
+	A_DESTROY_AH,
+	A_QUERY,
+	A_TRAFFIC,
+	A_SCRIBBLE,
+	A_DOORBELL,
+	A_ASYNC,
+	N_ACT
+};
 
 /* An action's result: 0 done, an errno value, or SKIP (nothing to do it to). */
 #define SKIP	(-1)
@@ -137,10 +157,8 @@ struct stats {
 static struct stats *all_stats;	/* [MAX_PROCS] */
 static struct stats *st;	/* this worker's */
 
-static void violation(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2)));
-
-static void violation(const char *fmt, ...)
+/* A rule broken: counted, the first one kept for the summary. */
+static void violation_line(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -152,7 +170,11 @@ static void violation(const char *fmt, ...)
 	}
 }
 
-/* --- the pools ------------------------------------------------------------- */
+/* violation(FMT, ...): violation_line(), its format checked. */
+#define violation(...)							\
+	(ST_FMT_CHECK(__VA_ARGS__), violation_line(__VA_ARGS__))
+
+/* --- the pools ------------------------------------------------------------ */
 
 struct fz_mr {
 	struct ibv_mr *mr;
@@ -248,52 +270,72 @@ static __u64 interesting(struct fuzz *f)
 	return one_in(f, 2) ? v[below(f, ST_ARRAY_SIZE(v))] : rnd(f);
 }
 
-/* A random live slot of a pool: its index, or -1. */
-#define PICK(f, arr, field)						\
-	pick_live(f, (const char *)&(arr)[0].field, sizeof((arr)[0]),	\
-		  ST_ARRAY_SIZE(arr))
-#define PICK_PTR(f, arr)						\
-	pick_live(f, (const char *)&(arr)[0], sizeof((arr)[0]),		\
-		  ST_ARRAY_SIZE(arr))
+/* Is slot @i of a pool live? One predicate per pool. */
+typedef bool (*live_fn)(struct fuzz *f, int i);
 
-static int pick_live(struct fuzz *f, const char *first, size_t stride,
-		     size_t n)
+static bool pd_live(struct fuzz *f, int i)
 {
-	size_t i, start = below(f, n);
+	return f->pd[i];
+}
 
-	for (i = 0; i < n; i++) {
-		size_t j = (start + i) % n;
-		void *p;
+static bool mr_live(struct fuzz *f, int i)
+{
+	return f->mr[i].mr;
+}
 
-		memcpy(&p, first + j * stride, sizeof(p));
-		if (p)
-			return j;
-	}
+static bool mw_live(struct fuzz *f, int i)
+{
+	return f->mw[i].mw;
+}
+
+static bool ch_live(struct fuzz *f, int i)
+{
+	return f->ch[i];
+}
+
+static bool cq_live(struct fuzz *f, int i)
+{
+	return f->cq[i].cq;
+}
+
+static bool srq_live(struct fuzz *f, int i)
+{
+	return f->srq[i].srq;
+}
+
+static bool qp_live(struct fuzz *f, int i)
+{
+	return f->qp[i].qp;
+}
+
+static bool ah_live(struct fuzz *f, int i)
+{
+	return f->ah[i].ah;
+}
+
+/* A random one of @n slots for which @ok holds: its index, or -1. */
+static int pick(struct fuzz *f, int n, live_fn ok)
+{
+	int i, start = below(f, n);
+
+	for (i = 0; i < n; i++)
+		if (ok(f, (start + i) % n))
+			return (start + i) % n;
 	return -1;
 }
 
-#define PICK_FREE(arr, field)						\
-	pick_free((const char *)&(arr)[0].field, sizeof((arr)[0]),	\
-		  ST_ARRAY_SIZE(arr))
-#define PICK_FREE_PTR(arr)						\
-	pick_free((const char *)&(arr)[0], sizeof((arr)[0]),		\
-		  ST_ARRAY_SIZE(arr))
-
-static int pick_free(const char *first, size_t stride, size_t n)
+/* The first of @n slots that is not live, or -1. */
+static int first_free(struct fuzz *f, int n, live_fn live)
 {
-	size_t j;
+	int i;
 
-	for (j = 0; j < n; j++) {
-		void *p;
-
-		memcpy(&p, first + j * stride, sizeof(p));
-		if (!p)
-			return j;
-	}
+	for (i = 0; i < n; i++)
+		if (!live(f, i))
+			return i;
 	return -1;
 }
 
-/* --- the rings ------------------------------------------------------------- */
+/* --- the rings ------------------------------------------------------------ */
 
 /*
  * After a verb that maps or unmaps rings: forget the rings that are gone,
@@ -349,11 +391,12 @@ static void rings_tame(struct fuzz *f, enum ring_owner kind, int idx)
 			continue;
 		own = kind == R_CQ ? &q->consumer_index : &q->producer_index;
 		if (__atomic_load_n(own, __ATOMIC_RELAXED) > q->index_mask)
-			__atomic_and_fetch(own, q->index_mask, __ATOMIC_RELEASE);
+			__atomic_and_fetch(own, q->index_mask,
+					   __ATOMIC_RELEASE);
 	}
 }
 
-/* --- memory ---------------------------------------------------------------- */
+/* --- memory --------------------------------------------------------------- */
 
 /* An address and length in the arena, @max bytes at most. */
 static __u8 *arena_span(struct fuzz *f, size_t max, size_t *len)
@@ -394,7 +437,7 @@ static int access_flags(struct fuzz *f)
 
 static int act_alloc_pd(struct fuzz *f)
 {
-	int i = PICK_FREE_PTR(f->pd);
+	int i = first_free(f, N_PD, pd_live);
 
 	if (i < 0)
 		return SKIP;
@@ -426,7 +469,7 @@ static bool pd_used(struct fuzz *f, int pd)
 
 static int act_dealloc_pd(struct fuzz *f)
 {
-	int i = PICK_PTR(f, f->pd), ret;
+	int i = pick(f, N_PD, pd_live), ret;
 	bool used;
 
 	if (i < 0)
@@ -443,7 +486,7 @@ static int act_dealloc_pd(struct fuzz *f)
 
 static int act_reg_mr(struct fuzz *f)
 {
-	int i = PICK_FREE(f->mr, mr), pd = PICK_PTR(f, f->pd);
+	int i = first_free(f, N_MR, mr_live), pd = pick(f, N_PD, pd_live);
 	struct fz_mr *m;
 	void *addr;
 	size_t len;
@@ -483,7 +526,7 @@ static int act_reg_mr(struct fuzz *f)
 
 static int act_dereg_mr(struct fuzz *f)
 {
-	int i = PICK(f, f->mr, mr), ret;
+	int i = pick(f, N_MR, mr_live), ret;
 
 	if (i < 0)
 		return SKIP;
@@ -495,7 +538,7 @@ static int act_dereg_mr(struct fuzz *f)
 
 static int act_alloc_mw(struct fuzz *f)
 {
-	int i = PICK_FREE(f->mw, mw), pd = PICK_PTR(f, f->pd);
+	int i = first_free(f, N_MW, mw_live), pd = pick(f, N_PD, pd_live);
 	enum ibv_mw_type t = one_in(f, 2) ? IBV_MW_TYPE_1 : IBV_MW_TYPE_2;
 
 	if (i < 0 || pd < 0)
@@ -512,7 +555,7 @@ static int act_alloc_mw(struct fuzz *f)
 
 static int act_dealloc_mw(struct fuzz *f)
 {
-	int i = PICK(f, f->mw, mw), ret;
+	int i = pick(f, N_MW, mw_live), ret;
 
 	if (i < 0)
 		return SKIP;
@@ -522,11 +565,11 @@ static int act_dealloc_mw(struct fuzz *f)
 	return ret;
 }
 
-/* --- CQs and channels ------------------------------------------------------ */
+/* --- CQs and channels ----------------------------------------------------- */
 
 static int act_create_ch(struct fuzz *f)
 {
-	int i = PICK_FREE_PTR(f->ch);
+	int i = first_free(f, N_CH, ch_live);
 
 	if (i < 0)
 		return SKIP;
@@ -539,7 +582,7 @@ static int act_create_ch(struct fuzz *f)
 
 static int act_destroy_ch(struct fuzz *f)
 {
-	int i = PICK_PTR(f, f->ch), j, ret;
+	int i = pick(f, N_CH, ch_live), j, ret;
 	bool used = false;
 
 	if (i < 0)
@@ -549,7 +592,7 @@ static int act_destroy_ch(struct fuzz *f)
 	ret = ibv_destroy_comp_channel(f->ch[i]);
 	if (!ret) {
 		if (used)
-			violation("destroy_comp_channel of a channel in use succeeded");
+			violation("destroy_comp_channel of one in use succeeded");
 		f->ch[i] = NULL;
 	}
 	return ret;
@@ -569,13 +612,13 @@ static int cqe_count(struct fuzz *f)
 
 static int act_create_cq(struct fuzz *f)
 {
-	int i = PICK_FREE(f->cq, cq), ch = -1;
+	int i = first_free(f, N_CQ, cq_live), ch = -1;
 	int vec = one_in(f, 8) ? (int)interesting(f) : 0;
 
 	if (i < 0)
 		return SKIP;
 	if (one_in(f, 2))
-		ch = PICK_PTR(f, f->ch);
+		ch = pick(f, N_CH, ch_live);
 	f->cq[i].cq = ibv_create_cq(f->d.ctx, cqe_count(f), NULL,
 				    ch >= 0 ? f->ch[ch] : NULL, vec);
 	if (!f->cq[i].cq)
@@ -587,7 +630,7 @@ static int act_create_cq(struct fuzz *f)
 
 static int act_resize_cq(struct fuzz *f)
 {
-	int i = PICK(f, f->cq, cq), ret;
+	int i = pick(f, N_CQ, cq_live), ret;
 
 	if (i < 0)
 		return SKIP;
@@ -596,23 +639,29 @@ static int act_resize_cq(struct fuzz *f)
 	return ret;
 }
 
-static int act_destroy_cq(struct fuzz *f)
+/* Destroy CQ @i: a QP that uses it must make that fail. */
+static int destroy_cq(struct fuzz *f, int i)
 {
-	int i = PICK(f, f->cq, cq), j, ret;
 	bool used = false;
+	int j, ret;
 
-	if (i < 0)
-		return SKIP;
 	for (j = 0; j < N_QP; j++)
 		used |= f->qp[j].qp && (f->qp[j].scq == i || f->qp[j].rcq == i);
 	ret = ibv_destroy_cq(f->cq[i].cq);
 	if (!ret) {
 		if (used)
-			violation("destroy_cq of a CQ in use succeeded");
+			violation("a CQ in use was destroyed");
 		f->cq[i].cq = NULL;
 		rings_sync(f, R_CQ, -1);
 	}
 	return ret;
+}
+
+static int act_destroy_cq(struct fuzz *f)
+{
+	int i = pick(f, N_CQ, cq_live);
+
+	return i < 0 ? SKIP : destroy_cq(f, i);
 }
 
 static void count_wc(const struct ibv_wc *wc, int n)
@@ -644,7 +693,7 @@ static int poll_cq_idx(struct fuzz *f, int i, int max)
 
 static int act_poll_cq(struct fuzz *f)
 {
-	int i = PICK(f, f->cq, cq);
+	int i = pick(f, N_CQ, cq_live);
 
 	if (i < 0)
 		return SKIP;
@@ -653,7 +702,7 @@ static int act_poll_cq(struct fuzz *f)
 
 static int act_notify_cq(struct fuzz *f)
 {
-	int i = PICK(f, f->cq, cq);
+	int i = pick(f, N_CQ, cq_live);
 
 	if (i < 0)
 		return SKIP;
@@ -663,7 +712,7 @@ static int act_notify_cq(struct fuzz *f)
 /* Read the events a channel has; each is acknowledged at once. */
 static int act_cq_event(struct fuzz *f)
 {
-	int i = PICK_PTR(f, f->ch), n = 0;
+	int i = pick(f, N_CH, ch_live), n = 0;
 	struct ibv_cq *cq;
 	void *ctx;
 
@@ -678,16 +727,17 @@ static int act_cq_event(struct fuzz *f)
 	return n ? 0 : errno;
 }
 
-/* --- SRQs ------------------------------------------------------------------ */
+/* --- SRQs ----------------------------------------------------------------- */
 
 static int act_create_srq(struct fuzz *f)
 {
-	int i = PICK_FREE(f->srq, srq), pd = PICK_PTR(f, f->pd);
+	int i = first_free(f, N_SRQ, srq_live), pd = pick(f, N_PD, pd_live);
 	struct ibv_srq_init_attr a = {};
 
 	if (i < 0 || pd < 0)
 		return SKIP;
-	a.attr.max_wr = one_in(f, 8) ? (__u32)interesting(f) : 1 + below(f, 256);
+	a.attr.max_wr = one_in(f, 8) ? (__u32)interesting(f) :
+			1 + below(f, 256);
 	a.attr.max_sge = one_in(f, 8) ? (__u32)interesting(f) :
 			 below(f, f->d.attr.max_srq_sge + 2);
 	a.attr.srq_limit = one_in(f, 2) ? below(f, a.attr.max_wr + 2) : 0;
@@ -702,7 +752,7 @@ static int act_create_srq(struct fuzz *f)
 
 static int act_modify_srq(struct fuzz *f)
 {
-	int i = PICK(f, f->srq, srq), mask, ret;
+	int i = pick(f, N_SRQ, srq_live), mask, ret;
 	struct ibv_srq_attr a = {};
 
 	if (i < 0)
@@ -719,7 +769,7 @@ static int act_modify_srq(struct fuzz *f)
 
 static int act_query_srq(struct fuzz *f)
 {
-	int i = PICK(f, f->srq, srq);
+	int i = pick(f, N_SRQ, srq_live);
 	struct ibv_srq_attr a;
 
 	if (i < 0)
@@ -729,7 +779,7 @@ static int act_query_srq(struct fuzz *f)
 
 static int act_destroy_srq(struct fuzz *f)
 {
-	int i = PICK(f, f->srq, srq), j, ret;
+	int i = pick(f, N_SRQ, srq_live), j, ret;
 	bool used = false;
 
 	if (i < 0)
@@ -746,37 +796,24 @@ static int act_destroy_srq(struct fuzz *f)
 	return ret;
 }
 
-/* A live QP for which @ok holds, from a random start: its index, or -1. */
-static int pick_qp(struct fuzz *f, bool (*ok)(struct fuzz *f, int q))
-{
-	int i, start = below(f, N_QP);
-
-	for (i = 0; i < N_QP; i++) {
-		int q = (start + i) % N_QP;
-
-		if (f->qp[q].qp && ok(f, q))
-			return q;
-	}
-	return -1;
-}
-
 static bool qp_connected_type(struct fuzz *f, int q)
 {
-	return f->qp[q].qp->qp_type == IBV_QPT_RC ||
-	       f->qp[q].qp->qp_type == IBV_QPT_UC;
+	return f->qp[q].qp && (f->qp[q].qp->qp_type == IBV_QPT_RC ||
+			       f->qp[q].qp->qp_type == IBV_QPT_UC);
 }
 
 static bool qp_has_peer(struct fuzz *f, int q)
 {
-	return f->qp[q].peer >= 0 && f->qp[f->qp[q].peer].qp;
+	return f->qp[q].qp && f->qp[q].peer >= 0 &&
+	       f->qp[f->qp[q].peer].qp;
 }
 
 static bool qp_is_ud(struct fuzz *f, int q)
 {
-	return f->qp[q].qp->qp_type == IBV_QPT_UD;
+	return f->qp[q].qp && f->qp[q].qp->qp_type == IBV_QPT_UD;
 }
 
-/* --- SGEs and work requests ------------------------------------------------ */
+/* --- SGEs and work requests ----------------------------------------------- */
 
 /*
  * A live MR of @pd (any PD if @pd < 0) with all of @access: its index, or
@@ -839,7 +876,7 @@ static void make_sge(struct fuzz *f, struct ibv_sge *s, int pd, bool inl,
  * An rkey: of an MR or a window, or made up. @pd >= 0: mostly an MR of
  * that PD (the peer's), its address with room for 8 KiB where it can.
  */
-static __u32 pick_rkey(struct fuzz *f, uint64_t *addr, int pd)
+static __u32 pick_rkey(struct fuzz *f, __u64 *addr, int pd)
 {
 	int m;
 
@@ -857,7 +894,7 @@ static __u32 pick_rkey(struct fuzz *f, uint64_t *addr, int pd)
 		}
 	}
 	if (one_in(f, 3)) {
-		m = PICK(f, f->mw, mw);
+		m = pick(f, N_MW, mw_live);
 		if (m >= 0) {
 			int r = pick_mr(f, f->mw[m].pd, 0);
 
@@ -897,7 +934,7 @@ static bool make_send_wr(struct fuzz *f, int q, struct ibv_send_wr *wr,
 {
 	struct fz_qp *p = &f->qp[q];
 	int max_sge = p->cap.max_send_sge, n, i, ah = -1, peer;
-	uint64_t dummy;
+	__u64 raddr;
 	bool ud = p->qp->qp_type == IBV_QPT_UD;
 	unsigned int flags;
 
@@ -913,8 +950,11 @@ static bool make_send_wr(struct fuzz *f, int q, struct ibv_send_wr *wr,
 			    ud ? 2 : 4;
 
 		wr->opcode = ud ? rc[2 + below(f, 2)] : rc[below(f, nop)];
-		flags = IBV_SEND_SIGNALED | (one_in(f, 4) ? IBV_SEND_FENCE : 0) |
-			(one_in(f, 4) ? IBV_SEND_SOLICITED : 0);
+		flags = IBV_SEND_SIGNALED;
+		if (one_in(f, 4))
+			flags |= IBV_SEND_FENCE;
+		if (one_in(f, 4))
+			flags |= IBV_SEND_SOLICITED;
 	} else {
 		wr->opcode = one_in(f, 6) ? (enum ibv_wr_opcode)interesting(f) :
 			     opcodes[below(f, ST_ARRAY_SIZE(opcodes))];
@@ -936,23 +976,25 @@ static bool make_send_wr(struct fuzz *f, int q, struct ibv_send_wr *wr,
 
 		/* The library adds the lengths in 32 bits: keep it honest. */
 		for (i = 0; i < n; i++) {
+			uintptr_t lo = (uintptr_t)f->arena;
+
 			if (sge[i].length > room)
 				sge[i].length = room;
-			if (f->arena + ARENA_LEN - (__u8 *)(uintptr_t)sge[i].addr <
-			    (ptrdiff_t)sge[i].length ||
-			    (__u8 *)(uintptr_t)sge[i].addr < f->arena)
-				sge[i].addr = (uintptr_t)f->arena;
+			/* The library reads it: in the arena, all of it. */
+			if (sge[i].addr < lo ||
+			    sge[i].addr + sge[i].length > lo + ARENA_LEN)
+				sge[i].addr = lo;
 			room -= sge[i].length;
 		}
 	}
 	wr->sg_list = sge;
 	wr->num_sge = n;
 	if (ud) {
-		ah = PICK(f, f->ah, ah);
+		ah = pick(f, N_AH, ah_live);
 		if (ah < 0)
 			return false;
 		wr->wr.ud.ah = f->ah[ah].ah;
-		i = PICK(f, f->qp, qp);
+		i = pick(f, N_QP, qp_live);
 		wr->wr.ud.remote_qpn = one_in(f, 8) || i < 0 ?
 				       (__u32)interesting(f) :
 				       f->qp[i].qp->qp_num;
@@ -961,8 +1003,8 @@ static bool make_send_wr(struct fuzz *f, int q, struct ibv_send_wr *wr,
 		return true;
 	}
 	peer = p->peer >= 0 && f->qp[p->peer].qp ? f->qp[p->peer].pd : -1;
-	wr->wr.rdma.rkey = pick_rkey(f, &wr->wr.rdma.remote_addr,
-				     valid ? peer : -1);
+	wr->wr.rdma.rkey = pick_rkey(f, &raddr, valid ? peer : -1);
+	wr->wr.rdma.remote_addr = raddr;
 	switch (wr->opcode) {
 	case IBV_WR_ATOMIC_CMP_AND_SWP:
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
@@ -975,10 +1017,10 @@ static bool make_send_wr(struct fuzz *f, int q, struct ibv_send_wr *wr,
 		break;
 	case IBV_WR_LOCAL_INV:
 	case IBV_WR_SEND_WITH_INV:
-		wr->invalidate_rkey = pick_rkey(f, &dummy, -1);
+		wr->invalidate_rkey = pick_rkey(f, &raddr, -1);
 		break;
 	case IBV_WR_BIND_MW: {
-		int w = PICK(f, f->mw, mw), m = pick_mr(f, -1, 0);
+		int w = pick(f, N_MW, mw_live), m = pick_mr(f, -1, 0);
 
 		if (w < 0 || m < 0) {
 			wr->opcode = IBV_WR_SEND;
@@ -1039,9 +1081,8 @@ static int post_recvs(struct fuzz *f, int q, int srq, int nwr, bool valid)
 		wr[i].num_sge = valid ? !!max : (int)below(f, max + 2);
 		if (wr[i].num_sge > MAX_SGE)
 			wr[i].num_sge = MAX_SGE;
-		for (j = 0; j < wr[i].num_sge; j++) {
+		for (j = 0; j < wr[i].num_sge; j++)
 			make_sge(f, &sge[i][j], pd, false, valid, true);
-		}
 		wr[i].sg_list = sge[i];
 		wr[i].next = i + 1 < nwr ? &wr[i + 1] : NULL;
 	}
@@ -1056,7 +1097,7 @@ static int post_recvs(struct fuzz *f, int q, int srq, int nwr, bool valid)
 
 static int act_post_send(struct fuzz *f)
 {
-	int q = PICK(f, f->qp, qp);
+	int q = pick(f, N_QP, qp_live);
 
 	if (q < 0)
 		return SKIP;
@@ -1065,7 +1106,7 @@ static int act_post_send(struct fuzz *f)
 
 static int act_post_recv(struct fuzz *f)
 {
-	int q = PICK(f, f->qp, qp);
+	int q = pick(f, N_QP, qp_live);
 
 	if (q < 0 || f->qp[q].srq >= 0)
 		return SKIP;
@@ -1074,7 +1115,7 @@ static int act_post_recv(struct fuzz *f)
 
 static int act_post_srq_recv(struct fuzz *f)
 {
-	int s = PICK(f, f->srq, srq);
+	int s = pick(f, N_SRQ, srq_live);
 
 	if (s < 0)
 		return SKIP;
@@ -1083,7 +1124,8 @@ static int act_post_srq_recv(struct fuzz *f)
 
 static int act_bind_mw(struct fuzz *f)
 {
-	int q = pick_qp(f, qp_connected_type), w = PICK(f, f->mw, mw), m, i;
+	int q = pick(f, N_QP, qp_connected_type), w = pick(f, N_MW, mw_live);
+	int m, i;
 	bool valid = !one_in(f, 3);
 	struct ibv_mw_bind b = {};
 	size_t off;
@@ -1156,20 +1198,27 @@ static __u64 ops_of(enum ibv_qp_type t)
 
 static bool qp_is_ex(struct fuzz *f, int q)
 {
-	return f->qp[q].qpx;
+	return f->qp[q].qp && f->qp[q].qpx;
 }
 
 /* One builder of @p's own operations (the others are NULL in librxe). */
 static void wr_build(struct fuzz *f, struct fz_qp *p, struct ibv_qp_ex *x)
 {
-	uint64_t raddr;
-	__u64 bit = 0, v;
+	static const __u64 all_ops[] = {
+		IBV_QP_EX_WITH_RDMA_WRITE, IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM,
+		IBV_QP_EX_WITH_SEND, IBV_QP_EX_WITH_SEND_WITH_IMM,
+		IBV_QP_EX_WITH_RDMA_READ, IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP,
+		IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD, IBV_QP_EX_WITH_LOCAL_INV,
+		IBV_QP_EX_WITH_BIND_MW, IBV_QP_EX_WITH_SEND_WITH_INV,
+		IBV_QP_EX_WITH_ATOMIC_WRITE,
+	};
+	__u64 raddr, bit = 0, v;
 	int j, w, m, peer;
 	struct ibv_mw_bind_info bi = {};
 	__u32 rkey;
 
 	for (j = 0; j < 64; j++) {
-		bit = 1ull << below(f, 12);
+		bit = all_ops[below(f, ST_ARRAY_SIZE(all_ops))];
 		if (p->ops & bit)
 			break;
 	}
@@ -1207,7 +1256,7 @@ static void wr_build(struct fuzz *f, struct fz_qp *p, struct ibv_qp_ex *x)
 		ibv_wr_atomic_write(x, rkey, raddr, &v);
 		break;
 	case IBV_QP_EX_WITH_BIND_MW:
-		w = PICK(f, f->mw, mw);
+		w = pick(f, N_MW, mw_live);
 		m = pick_mr(f, -1, 0);
 		if (w < 0 || m < 0) {
 			ibv_wr_send(x);
@@ -1274,7 +1323,7 @@ static void wr_data(struct fuzz *f, struct fz_qp *p, struct ibv_qp_ex *x)
  */
 static int act_post_send_ex(struct fuzz *f)
 {
-	int q = pick_qp(f, qp_is_ex), n, i, ah, o;
+	int q = pick(f, N_QP, qp_is_ex), n, i, ah, o;
 	struct ibv_qp_ex *x;
 	struct fz_qp *p;
 
@@ -1282,7 +1331,7 @@ static int act_post_send_ex(struct fuzz *f)
 		return SKIP;
 	p = &f->qp[q];
 	x = p->qpx;
-	ah = PICK(f, f->ah, ah);
+	ah = pick(f, N_AH, ah_live);
 	if (p->qp->qp_type == IBV_QPT_UD && ah < 0)
 		return SKIP;
 	rings_tame(f, R_QP, q);
@@ -1294,7 +1343,7 @@ static int act_post_send_ex(struct fuzz *f)
 			      IBV_SEND_SIGNALED;
 		wr_build(f, p, x);
 		if (p->qp->qp_type == IBV_QPT_UD) {
-			o = PICK(f, f->qp, qp);
+			o = pick(f, N_QP, qp_live);
 			ibv_wr_set_ud_addr(x, f->ah[ah].ah,
 					   o >= 0 ? f->qp[o].qp->qp_num :
 					   (__u32)rnd(f),
@@ -1310,7 +1359,7 @@ static int act_post_send_ex(struct fuzz *f)
 	return ibv_wr_complete(x);
 }
 
-/* --- QPs ------------------------------------------------------------------- */
+/* --- QPs ------------------------------------------------------------------ */
 
 static int act_create_qp(struct fuzz *f)
 {
@@ -1321,20 +1370,23 @@ static int act_create_qp(struct fuzz *f)
 	static const enum ibv_qp_type bad_types[] = {
 		0, 1, 5, IBV_QPT_RAW_PACKET, IBV_QPT_DRIVER,
 	};
-	int i = PICK_FREE(f->qp, qp), pd = PICK_PTR(f, f->pd);
-	int scq = PICK(f, f->cq, cq), rcq = PICK(f, f->cq, cq), srq = -1;
+	int i = first_free(f, N_QP, qp_live), pd = pick(f, N_PD, pd_live);
+	int scq = pick(f, N_CQ, cq_live), rcq = pick(f, N_CQ, cq_live);
+	int srq = -1;
 	struct ibv_qp_init_attr a = {};
 	struct fz_qp *q;
 
 	if (i < 0 || pd < 0 || scq < 0 || rcq < 0)
 		return SKIP;
 	q = &f->qp[i];
-	a.qp_type = one_in(f, 16) ? bad_types[below(f, ST_ARRAY_SIZE(bad_types))] :
-		    types[below(f, ST_ARRAY_SIZE(types))];
+	if (one_in(f, 16))
+		a.qp_type = bad_types[below(f, ST_ARRAY_SIZE(bad_types))];
+	else
+		a.qp_type = types[below(f, ST_ARRAY_SIZE(types))];
 	a.send_cq = f->cq[scq].cq;
 	a.recv_cq = f->cq[rcq].cq;
 	if (one_in(f, 3)) {
-		srq = PICK(f, f->srq, srq);
+		srq = pick(f, N_SRQ, srq_live);
 		a.srq = srq >= 0 ? f->srq[srq].srq : NULL;
 	}
 	a.sq_sig_all = one_in(f, 4);
@@ -1408,7 +1460,7 @@ static int destroy_qp(struct fuzz *f, int i)
 
 static int act_destroy_qp(struct fuzz *f)
 {
-	int i = PICK(f, f->qp, qp);
+	int i = pick(f, N_QP, qp_live);
 
 	return i < 0 ? SKIP : destroy_qp(f, i);
 }
@@ -1423,7 +1475,7 @@ static int qp_to(struct ibv_qp *qp, enum ibv_qp_state s)
 /* Every attribute random, a random mask, a random (or legal) state. */
 static int act_modify_qp(struct fuzz *f)
 {
-	int q = PICK(f, f->qp, qp), mask, o;
+	int q = pick(f, N_QP, qp_live), mask, o;
 	struct ibv_qp_attr a;
 
 	if (q < 0)
@@ -1447,7 +1499,7 @@ static int act_modify_qp(struct fuzz *f)
 		a.ah_attr.grh.dgid = f->d.gid;
 		a.ah_attr.grh.sgid_index = f->d.gid_index;
 		a.ah_attr.grh.hop_limit = 64;
-		o = PICK(f, f->qp, qp);
+		o = pick(f, N_QP, qp_live);
 		a.dest_qp_num = o >= 0 ? f->qp[o].qp->qp_num : 1;
 		a.timeout = below(f, 16);
 		a.retry_cnt = below(f, 8);
@@ -1457,10 +1509,12 @@ static int act_modify_qp(struct fuzz *f)
 		a.max_dest_rd_atomic = below(f, 20);
 		a.qp_access_flags = access_flags(f);
 		a.sq_draining = 0;
-		/* The core warns of every PSN over 24 bits: not each time. */
+		mask &= ~(IBV_QP_ALT_PATH | IBV_QP_PATH_MIG_STATE);
+	}
+	/* The core logs every PSN over 24 bits: not each time. */
+	if (!one_in(f, 16)) {
 		a.sq_psn &= 0xffffff;
 		a.rq_psn &= 0xffffff;
-		mask &= ~(IBV_QP_ALT_PATH | IBV_QP_PATH_MIG_STATE);
 	}
 	return ibv_modify_qp(f->qp[q].qp, &a, mask);
 }
@@ -1503,7 +1557,7 @@ static int connect_one(struct fuzz *f, int q, int peer, __u32 sq_psn,
 
 static int act_connect(struct fuzz *f)
 {
-	int a = pick_qp(f, qp_connected_type), b, i, ret;
+	int a = pick(f, N_QP, qp_connected_type), b, i, ret;
 	__u32 pa = (__u32)rnd(f) & 0xffffff, pb = (__u32)rnd(f) & 0xffffff;
 
 	if (a < 0)
@@ -1533,7 +1587,7 @@ static int act_connect(struct fuzz *f)
 
 static int act_ud_ready(struct fuzz *f)
 {
-	int q = pick_qp(f, qp_is_ud), ret;
+	int q = pick(f, N_QP, qp_is_ud), ret;
 
 	if (q < 0)
 		return SKIP;
@@ -1545,7 +1599,7 @@ static int act_ud_ready(struct fuzz *f)
 
 static int act_query_qp(struct fuzz *f)
 {
-	int q = PICK(f, f->qp, qp);
+	int q = pick(f, N_QP, qp_live);
 	struct ibv_qp_init_attr init;
 	struct ibv_qp_attr a;
 
@@ -1557,7 +1611,7 @@ static int act_query_qp(struct fuzz *f)
 
 static int act_create_ah(struct fuzz *f)
 {
-	int i = PICK_FREE(f->ah, ah), pd = PICK_PTR(f, f->pd);
+	int i = first_free(f, N_AH, ah_live), pd = pick(f, N_PD, pd_live);
 	struct ibv_ah_attr a = {};
 
 	if (i < 0 || pd < 0)
@@ -1582,7 +1636,7 @@ static int act_create_ah(struct fuzz *f)
 
 static int act_destroy_ah(struct fuzz *f)
 {
-	int i = PICK(f, f->ah, ah), ret;
+	int i = pick(f, N_AH, ah_live), ret;
 
 	if (i < 0)
 		return SKIP;
@@ -1631,7 +1685,7 @@ static int act_async(struct fuzz *f)
 	return 0;
 }
 
-/* --- traffic, and what happens to it midway -------------------------------- */
+/* --- traffic, and what happens to it midway ------------------------------- */
 
 /*
  * Valid work on a connected pair (receives first, then sends, Writes,
@@ -1640,11 +1694,12 @@ static int act_async(struct fuzz *f)
  */
 static int act_traffic(struct fuzz *f)
 {
-	int a = pick_qp(f, qp_has_peer), b, n = 1 + below(f, MAX_WR), ret, i;
+	int a = pick(f, N_QP, qp_has_peer), n = 1 + below(f, MAX_WR);
+	int b, ret, i, scq, rcq;
 	long long end;
 
 	if (a < 0 && !act_connect(f))	/* no pair yet: make one */
-		a = pick_qp(f, qp_has_peer);
+		a = pick(f, N_QP, qp_has_peer);
 	if (a < 0)
 		return SKIP;
 	b = f->qp[a].peer;
@@ -1669,31 +1724,16 @@ static int act_traffic(struct fuzz *f)
 	case 4:
 		qp_to(f->qp[b].qp, (enum ibv_qp_state)below(f, 7));
 		break;
-	case 5: {	/* the QP, then its CQs at once (in flight: EBUSY or gone) */
-		int scq = f->qp[a].scq, rcq = f->qp[a].rcq;
-
-		if (!destroy_qp(f, a)) {
-			for (i = 0; i < 2; i++) {
-				int c = i ? rcq : scq;
-				bool used = false;
-				int j;
-
-				if (!f->cq[c].cq)
-					continue;
-				for (j = 0; j < N_QP; j++)
-					used |= f->qp[j].qp &&
-						(f->qp[j].scq == c ||
-						 f->qp[j].rcq == c);
-				if (!ibv_destroy_cq(f->cq[c].cq)) {
-					if (used)
-						violation("destroy_cq of a CQ in use succeeded");
-					f->cq[c].cq = NULL;
-					rings_sync(f, R_CQ, -1);
-				}
-			}
-		}
+	case 5:		/* the QP, then its CQs at once (EBUSY or gone) */
+		scq = f->qp[a].scq;
+		rcq = f->qp[a].rcq;
+		if (destroy_qp(f, a))
+			break;
+		if (f->cq[scq].cq)
+			destroy_cq(f, scq);
+		if (f->cq[rcq].cq)
+			destroy_cq(f, rcq);
 		break;
-	}
 	default:
 		break;
 	}
@@ -1711,7 +1751,7 @@ static int act_traffic(struct fuzz *f)
 	return ret;
 }
 
-/* --- ring scribbles -------------------------------------------------------- */
+/* --- ring scribbles ------------------------------------------------------- */
 
 static void scribble_bytes(struct fuzz *f, __u8 *p, size_t len)
 {
@@ -1764,9 +1804,10 @@ static int act_scribble(struct fuzz *f)
 		break;
 	case 2:		/* elements the kernel has yet to read, or any */
 		n = 1 + below(f, 4);
-		for (k = 0; k < n; k++)
-			scribble_bytes(f, st_ring_slot(q, q->consumer_index +
-						       below(f, mask + 1)), esz);
+		for (k = 0; k < n; k++) {
+			prod = q->consumer_index + below(f, mask + 1);
+			scribble_bytes(f, st_ring_slot(q, prod), esz);
+		}
 		break;
 	case 3:		/* made-up WQEs, posted by index alone */
 		n = 1 + below(f, mask + 1);
@@ -1799,55 +1840,58 @@ static int act_scribble(struct fuzz *f)
 
 static int act_doorbell(struct fuzz *f)
 {
-	int q = PICK(f, f->qp, qp);
+	int q = pick(f, N_QP, qp_live);
 
 	if (q < 0)
 		return SKIP;
 	return st_send_doorbell(f->qp[q].qp) ? errno : 0;
 }
 
-/* --- a worker -------------------------------------------------------------- */
+/* --- a worker ------------------------------------------------------------- */
 
-typedef int (*act_fn)(struct fuzz *f);
-
-#define X_FN(n, w)	[A_##n] = act_##n##_fn,
-#define act_ALLOC_PD_fn		act_alloc_pd
-#define act_DEALLOC_PD_fn	act_dealloc_pd
-#define act_REG_MR_fn		act_reg_mr
-#define act_DEREG_MR_fn		act_dereg_mr
-#define act_ALLOC_MW_fn		act_alloc_mw
-#define act_DEALLOC_MW_fn	act_dealloc_mw
-#define act_BIND_MW_fn		act_bind_mw
-#define act_CREATE_CH_fn	act_create_ch
-#define act_DESTROY_CH_fn	act_destroy_ch
-#define act_CREATE_CQ_fn	act_create_cq
-#define act_RESIZE_CQ_fn	act_resize_cq
-#define act_DESTROY_CQ_fn	act_destroy_cq
-#define act_POLL_CQ_fn		act_poll_cq
-#define act_NOTIFY_CQ_fn	act_notify_cq
-#define act_CQ_EVENT_fn		act_cq_event
-#define act_CREATE_SRQ_fn	act_create_srq
-#define act_MODIFY_SRQ_fn	act_modify_srq
-#define act_QUERY_SRQ_fn	act_query_srq
-#define act_DESTROY_SRQ_fn	act_destroy_srq
-#define act_POST_SRQ_RECV_fn	act_post_srq_recv
-#define act_CREATE_QP_fn	act_create_qp
-#define act_MODIFY_QP_fn	act_modify_qp
-#define act_CONNECT_fn		act_connect
-#define act_UD_READY_fn		act_ud_ready
-#define act_QUERY_QP_fn		act_query_qp
-#define act_DESTROY_QP_fn	act_destroy_qp
-#define act_POST_SEND_fn	act_post_send
-#define act_POST_SEND_EX_fn	act_post_send_ex
-#define act_POST_RECV_fn	act_post_recv
-#define act_CREATE_AH_fn	act_create_ah
-#define act_DESTROY_AH_fn	act_destroy_ah
-#define act_QUERY_fn		act_query
-#define act_TRAFFIC_fn		act_traffic
-#define act_SCRIBBLE_fn		act_scribble
-#define act_DOORBELL_fn		act_doorbell
-#define act_ASYNC_fn		act_async
-static const act_fn act_fns[] = { ACTIONS(X_FN) };
+/* Every action, its name in the summary, and how often it is drawn. */
+static const struct {
+	const char *name;
+	unsigned int weight;
+	int (*fn)(struct fuzz *f);
+} acts[N_ACT] = {
+	[A_ALLOC_PD] = { "ALLOC_PD", 3, act_alloc_pd },
+	[A_DEALLOC_PD] = { "DEALLOC_PD", 2, act_dealloc_pd },
+	[A_REG_MR] = { "REG_MR", 6, act_reg_mr },
+	[A_DEREG_MR] = { "DEREG_MR", 3, act_dereg_mr },
+	[A_ALLOC_MW] = { "ALLOC_MW", 3, act_alloc_mw },
+	[A_DEALLOC_MW] = { "DEALLOC_MW", 2, act_dealloc_mw },
+	[A_BIND_MW] = { "BIND_MW", 3, act_bind_mw },
+	[A_CREATE_CH] = { "CREATE_CH", 1, act_create_ch },
+	[A_DESTROY_CH] = { "DESTROY_CH", 1, act_destroy_ch },
+	[A_CREATE_CQ] = { "CREATE_CQ", 4, act_create_cq },
+	[A_RESIZE_CQ] = { "RESIZE_CQ", 2, act_resize_cq },
+	[A_DESTROY_CQ] = { "DESTROY_CQ", 2, act_destroy_cq },
+	[A_POLL_CQ] = { "POLL_CQ", 10, act_poll_cq },
+	[A_NOTIFY_CQ] = { "NOTIFY_CQ", 3, act_notify_cq },
+	[A_CQ_EVENT] = { "CQ_EVENT", 3, act_cq_event },
+	[A_CREATE_SRQ] = { "CREATE_SRQ", 2, act_create_srq },
+	[A_MODIFY_SRQ] = { "MODIFY_SRQ", 2, act_modify_srq },
+	[A_QUERY_SRQ] = { "QUERY_SRQ", 1, act_query_srq },
+	[A_DESTROY_SRQ] = { "DESTROY_SRQ", 1, act_destroy_srq },
+	[A_POST_SRQ_RECV] = { "POST_SRQ_RECV", 4, act_post_srq_recv },
+	[A_CREATE_QP] = { "CREATE_QP", 6, act_create_qp },
+	[A_MODIFY_QP] = { "MODIFY_QP", 8, act_modify_qp },
+	[A_CONNECT] = { "CONNECT", 6, act_connect },
+	[A_UD_READY] = { "UD_READY", 2, act_ud_ready },
+	[A_QUERY_QP] = { "QUERY_QP", 2, act_query_qp },
+	[A_DESTROY_QP] = { "DESTROY_QP", 3, act_destroy_qp },
+	[A_POST_SEND] = { "POST_SEND", 12, act_post_send },
+	[A_POST_SEND_EX] = { "POST_SEND_EX", 5, act_post_send_ex },
+	[A_POST_RECV] = { "POST_RECV", 6, act_post_recv },
+	[A_CREATE_AH] = { "CREATE_AH", 2, act_create_ah },
+	[A_DESTROY_AH] = { "DESTROY_AH", 1, act_destroy_ah },
+	[A_QUERY] = { "QUERY", 2, act_query },
+	[A_TRAFFIC] = { "TRAFFIC", 12, act_traffic },
+	[A_SCRIBBLE] = { "SCRIBBLE", 8, act_scribble },
+	[A_DOORBELL] = { "DOORBELL", 2, act_doorbell },
+	[A_ASYNC] = { "ASYNC", 2, act_async },
+};
 
 static int pick_action(struct fuzz *f)
 {
@@ -1856,10 +1900,10 @@ static int pick_action(struct fuzz *f)
 
 	if (!total)
 		for (i = 0; i < N_ACT; i++)
-			total += act_weight[i];
+			total += acts[i].weight;
 	r = below(f, total);
-	for (i = 0; r >= act_weight[i]; i++)
-		r -= act_weight[i];
+	for (i = 0; r >= acts[i].weight; i++)
+		r -= acts[i].weight;
 	return i;
 }
 
@@ -1870,7 +1914,7 @@ static void run_action(struct fuzz *f, int a)
 	st->last_act = a;
 	alarm(opt.hang_secs);
 	errno = 0;
-	ret = act_fns[a](f);
+	ret = acts[a].fn(f);
 	alarm(0);
 	st->calls[a]++;
 	if (ret == SKIP)
@@ -1881,37 +1925,45 @@ static void run_action(struct fuzz *f, int a)
 		st->err[a][ret > 0 && ret < N_ERRNO ? ret : 0]++;
 }
 
-/* Destroy a pool's live objects; each must go (in this order nothing uses it). */
-static void teardown(struct fuzz *f)
+/* A destroy in dependency order failed: nothing should have used it. */
+static void must(int ret, const char *what)
 {
-	int i, ret;
+	if (ret)
+		violation("destroying everything in order: %s: %s", what,
+			  strerror(ret));
+}
+
+/* Every live object destroyed, users before what they use; each must go. */
+static void destroy_all(struct fuzz *f)
+{
+	int i;
 
 	act_async(f);
 	for (i = 0; i < N_QP; i++)
-		if (f->qp[i].qp && (ret = ibv_destroy_qp(f->qp[i].qp)))
-			violation("teardown: destroy_qp: %s", strerror(ret));
+		if (f->qp[i].qp)
+			must(ibv_destroy_qp(f->qp[i].qp), "destroy_qp");
 	for (i = 0; i < N_AH; i++)
-		if (f->ah[i].ah && (ret = ibv_destroy_ah(f->ah[i].ah)))
-			violation("teardown: destroy_ah: %s", strerror(ret));
+		if (f->ah[i].ah)
+			must(ibv_destroy_ah(f->ah[i].ah), "destroy_ah");
 	for (i = 0; i < N_MW; i++)
-		if (f->mw[i].mw && (ret = ibv_dealloc_mw(f->mw[i].mw)))
-			violation("teardown: dealloc_mw: %s", strerror(ret));
+		if (f->mw[i].mw)
+			must(ibv_dealloc_mw(f->mw[i].mw), "dealloc_mw");
 	for (i = 0; i < N_MR; i++)
-		if (f->mr[i].mr && (ret = ibv_dereg_mr(f->mr[i].mr)))
-			violation("teardown: dereg_mr: %s", strerror(ret));
+		if (f->mr[i].mr)
+			must(ibv_dereg_mr(f->mr[i].mr), "dereg_mr");
 	for (i = 0; i < N_SRQ; i++)
-		if (f->srq[i].srq && (ret = ibv_destroy_srq(f->srq[i].srq)))
-			violation("teardown: destroy_srq: %s", strerror(ret));
+		if (f->srq[i].srq)
+			must(ibv_destroy_srq(f->srq[i].srq), "destroy_srq");
 	for (i = 0; i < N_CQ; i++)
-		if (f->cq[i].cq && (ret = ibv_destroy_cq(f->cq[i].cq)))
-			violation("teardown: destroy_cq: %s", strerror(ret));
+		if (f->cq[i].cq)
+			must(ibv_destroy_cq(f->cq[i].cq), "destroy_cq");
 	for (i = 0; i < N_CH; i++)
-		if (f->ch[i] && (ret = ibv_destroy_comp_channel(f->ch[i])))
-			violation("teardown: destroy_comp_channel: %s",
-				  strerror(ret));
+		if (f->ch[i])
+			must(ibv_destroy_comp_channel(f->ch[i]),
+			     "destroy_comp_channel");
 	for (i = 0; i < N_PD; i++)
-		if (f->pd[i] && (ret = ibv_dealloc_pd(f->pd[i])))
-			violation("teardown: dealloc_pd: %s", strerror(ret));
+		if (f->pd[i])
+			must(ibv_dealloc_pd(f->pd[i]), "dealloc_pd");
 	st_dev_close(&f->d);
 }
 
@@ -1931,7 +1983,8 @@ static void worker_life(__u64 seed, __u64 nops, long long deadline)
 	st->life_seed = seed;
 	st->lives++;
 	alarm(opt.hang_secs);
-	if (st_dev_open(&f->d, opt.dev) || st_gid_pick(&f->d, opt.gid_index, 0)) {
+	if (st_dev_open(&f->d, opt.dev) ||
+	    st_gid_pick(&f->d, opt.gid_index, 0)) {
 		violation("the device cannot be opened: %s", strerror(errno));
 		_exit(3);
 	}
@@ -1953,7 +2006,7 @@ static void worker_life(__u64 seed, __u64 nops, long long deadline)
 	}
 	if (one_in(f, 2)) {
 		alarm(opt.hang_secs);
-		teardown(f);
+		destroy_all(f);
 		alarm(0);
 		st->clean_exits++;
 	} else if (one_in(f, 2)) {
@@ -1987,9 +2040,9 @@ static __u64 life_seed(unsigned int w, __u64 life)
 	return st_rnd_seed(opt.seed + w, life);
 }
 
-/* --- the check after ------------------------------------------------------- */
+/* --- the check after ------------------------------------------------------ */
 
-#define CHECK_LEN	(1u << 20)
+#define CHECK_LEN	(1024u * 1024)
 
 /* A fresh context and RC pair: 1 MiB by RDMA Write, 4 KiB by Send. */
 static bool check_after(char *why, size_t whylen)
@@ -2043,7 +2096,8 @@ static bool check_after(char *why, size_t whylen)
 	pa.retry_cnt = 7;
 	pa.rnr_retry = 7;
 	pa.dest_qpn = b->qp_num;
-	pa.sq_psn = pa.rq_psn = 0x1234;
+	pa.sq_psn = 0x1234;
+	pa.rq_psn = 0x1234;
 	ret = st_qp_init(a, d.port, IBV_ACCESS_REMOTE_WRITE) ||
 	      st_qp_init(b, d.port, IBV_ACCESS_REMOTE_WRITE) ||
 	      st_qp_rtr(a, &pa);
@@ -2081,7 +2135,7 @@ static bool check_after(char *why, size_t whylen)
 	for (i = 0; i < 2; i++)
 		if (st_poll_one(cq, &wc, 60000) <= 0 || wc.status ||
 		    (wc.wr_id != 2 && wc.wr_id != 3)) {
-			snprintf(why, whylen, "the 4 KiB Send did not complete well");
+			snprintf(why, whylen, "the Send did not complete well");
 			goto out;
 		}
 	if (memcmp(dst, src + 4096, 4096)) {
@@ -2109,7 +2163,7 @@ out:
 	return ok;
 }
 
-/* --- the summary ----------------------------------------------------------- */
+/* --- the summary ---------------------------------------------------------- */
 
 static void summary(const struct stats *t)
 {
@@ -2130,7 +2184,7 @@ static void summary(const struct stats *t)
 
 	for (a = 0; a < N_ACT; a++) {
 		n = snprintf(line, sizeof(line), "%-14s %7llu calls %7llu ok %6llu skipped",
-			     act_name[a], (unsigned long long)t->calls[a],
+			     acts[a].name, (unsigned long long)t->calls[a],
 			     (unsigned long long)t->ok[a],
 			     (unsigned long long)t->skipped[a]);
 		for (e = 0; e < N_ERRNO && n < (int)sizeof(line) - 40; e++)
@@ -2141,13 +2195,14 @@ static void summary(const struct stats *t)
 		st_diag(who, "%s", line);
 	}
 	/* A CQ's producer index scribbled makes its zeroes "success". */
-	n = snprintf(line, sizeof(line), "completions polled %llu (some made up by CQ scribbles):",
+	n = snprintf(line, sizeof(line),
+		     "completions polled %llu (some made up by CQ scribbles):",
 		     (unsigned long long)t->cqes);
 	for (e = 0; e <= N_WC && n < (int)sizeof(line) - 60; e++)
 		if (t->wc[e])
 			n += snprintf(line + n, sizeof(line) - n, " %s:%llu",
-				      e < N_WC ? ibv_wc_status_str(e) : "garbage",
-				      (unsigned long long)t->wc[e]);
+				      e < N_WC ? ibv_wc_status_str(e) :
+				      "garbage", (unsigned long long)t->wc[e]);
 	st_diag(who, "%s", line);
 	n = snprintf(line, sizeof(line), "async events:");
 	for (e = 0; e <= N_EV && n < (int)sizeof(line) - 40; e++)
@@ -2169,9 +2224,168 @@ static void stats_add(struct stats *t, const struct stats *s)
 		dst[i] += src[i];
 }
 
-/* --- main ------------------------------------------------------------------ */
+/* The parent's view of its workers. */
+struct supervisor {
+	struct slot slot[MAX_PROCS];
+	unsigned int crashed, stuck;
+	__u64 per_worker;	/* --ops: each worker's share */
+	long long deadline;
+};
 
-static void usage(void)
+/* A running worker: still moving? One that outlived its alarm is killed. */
+static void watch(struct supervisor *sv, unsigned int w)
+{
+	const struct stats *s = &all_stats[w];
+	struct slot *sl = &sv->slot[w];
+	long long now = st_now_ms();
+
+	if (actions_of(s) != sl->seen) {
+		sl->seen = actions_of(s);
+		sl->moved = now;
+		return;
+	}
+	if (now - sl->moved <= 2000LL * opt.hang_secs)
+		return;
+	/* Its alarm did not end it: it is stuck in the kernel. */
+	st_diag(who, "worker %u stuck in %s (pid %d, seed %#llx): killed", w,
+		acts[s->last_act].name, sl->pid,
+		(unsigned long long)s->life_seed);
+	kill(sl->pid, SIGKILL);
+	sv->stuck++;
+	sl->done = true;
+	sl->moved = LLONG_MAX / 2;
+}
+
+/* A worker's life ended with @status: a crash unless it exited with 0. */
+static void reaped(struct supervisor *sv, unsigned int w, int status)
+{
+	const struct stats *s = &all_stats[w];
+	bool sig = WIFSIGNALED(status);
+
+	sv->slot[w].pid = 0;
+	if (!sig && !WEXITSTATUS(status))
+		return;
+	sv->crashed++;
+	st_diag(who, "worker %u life %llu (seed %#llx): %s %d during %s%s", w,
+		(unsigned long long)sv->slot[w].life,
+		(unsigned long long)s->life_seed, sig ? "signal" : "exit",
+		sig ? WTERMSIG(status) : WEXITSTATUS(status),
+		acts[s->last_act].name,
+		sig && WTERMSIG(status) == SIGALRM ?
+		": a verb did not return" : "");
+}
+
+/* Worker @w's next life, unless its work is done: started? */
+static bool start_life(struct supervisor *sv, unsigned int w)
+{
+	__u64 done = actions_of(&all_stats[w]), seed, r, n;
+	struct slot *sl = &sv->slot[w];
+
+	if ((opt.ops && done >= sv->per_worker) ||
+	    (!opt.ops && st_now_ms() >= sv->deadline) || sv->crashed > 4) {
+		sl->done = true;
+		return false;
+	}
+	sl->life++;
+	seed = life_seed(w, sl->life);
+	r = seed;
+	n = 50 + st_rnd_next(&r) % 1500;
+	if (opt.ops && n > sv->per_worker - done)
+		n = sv->per_worker - done;
+	if (opt.verbose)
+		st_diag(who, "worker %u life %llu: seed %#llx, %llu actions",
+			w, (unsigned long long)sl->life,
+			(unsigned long long)seed, (unsigned long long)n);
+	fflush(stdout);
+	sl->pid = fork();
+	if (sl->pid < 0)
+		st_bail("fork failed");
+	if (!sl->pid) {
+		st = &all_stats[w];
+		worker_life(seed, n, sv->deadline);
+	}
+	sl->moved = st_now_ms();
+	return true;
+}
+
+/* The workers' lives, one after another, until time or actions run out. */
+static void supervise(struct supervisor *sv)
+{
+	long long stuck_until = 0;
+	unsigned int w, running;
+	int status;
+	pid_t r;
+
+	for (;;) {
+		running = 0;
+		for (w = 0; w < opt.procs; w++) {
+			struct slot *sl = &sv->slot[w];
+
+			if (sl->pid > 0) {
+				status = 0;
+				r = waitpid(sl->pid, &status, WNOHANG);
+				if (!r) {
+					watch(sv, w);
+					running++;
+					continue;
+				}
+				reaped(sv, w, status);
+			}
+			if (!sl->done && start_life(sv, w))
+				running++;
+		}
+		if (!running || (sv->stuck && st_now_ms() > stuck_until))
+			return;
+		if (sv->stuck && !stuck_until)	/* a while to be reaped */
+			stuck_until = st_now_ms() + 5000;
+		st_sleep_ms(20);
+	}
+}
+
+/* The summary and the three TAP points. */
+static void report(struct supervisor *sv, struct st_tap *tap, long long t0)
+{
+	struct stats total = {};
+	char why[200] = "";
+	unsigned int w;
+	__u64 n;
+	bool ok;
+
+	for (w = 0; w < opt.procs; w++) {
+		stats_add(&total, &all_stats[w]);
+		if (all_stats[w].violations)
+			st_diag(who, "worker %u: %llu rules broken, first: %s",
+				w, (unsigned long long)all_stats[w].violations,
+				all_stats[w].first_violation);
+	}
+	summary(&total);
+	n = actions_of(&total);
+	st_diag(who, "%llu actions in %lld s: %llu work requests, %llu ring scribbles",
+		(unsigned long long)n, (st_now_ms() - t0) / 1000,
+		(unsigned long long)total.wrs,
+		(unsigned long long)total.scribbles);
+	st_diag(who, "%llu lives, %llu ended by destroying everything",
+		(unsigned long long)total.lives,
+		(unsigned long long)total.clean_exits);
+	st_tap_ok(tap, !sv->crashed && !sv->stuck && n > 0,
+		  "fuzz: %llu actions, %u workers crashed or hung, %u stuck in the kernel",
+		  (unsigned long long)n, sv->crashed, sv->stuck);
+	st_tap_ok(tap, !total.violations,
+		  "rules: %llu objects destroyed while in use or not in order",
+		  (unsigned long long)total.violations);
+	if (sv->stuck) {
+		st_tap_ok(tap, false, "check after: not run, a worker is stuck");
+		return;
+	}
+	ok = check_after(why, sizeof(why));
+	st_tap_ok(tap, ok,
+		  "check after: a fresh RC pair moves 1 MiB by Write and 4 KiB by Send%s%s",
+		  ok ? "" : ": ", why);
+}
+
+/* --- main ----------------------------------------------------------------- */
+
+static void print_usage(void)
 {
 	fputs("usage: srnic_vfuzz --dev DEV [--gid-index N] [--seed S] [--seconds S | --ops N]\n"
 	      "                   [--procs P] [--hang-secs S] [-v]\n", stderr);
@@ -2191,15 +2405,10 @@ int main(int argc, char **argv)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct slot slot[MAX_PROCS] = {};
-	struct stats total = {};
+	struct supervisor sv = {};
 	struct st_tap tap = {};
-	__u64 per_worker = 0, done_ops;
-	long long t0, deadline, stuck_until = 0;
-	unsigned int w, running, crashed = 0, stuck = 0;
-	char why[200] = "";
 	struct st_dev d;
-	bool ok;
+	long long t0;
 	int c;
 
 	opt.seed = (__u64)time(NULL) ^ (__u64)getpid() << 16;
@@ -2230,11 +2439,11 @@ int main(int argc, char **argv)
 			opt.verbose++;
 			break;
 		default:
-			usage();
+			print_usage();
 		}
 	}
 	if (!opt.dev || !opt.procs || opt.procs > MAX_PROCS || !opt.hang_secs)
-		usage();
+		print_usage();
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGPIPE, SIG_IGN);
 
@@ -2249,124 +2458,19 @@ int main(int argc, char **argv)
 	if (all_stats == MAP_FAILED)
 		st_bail("out of memory");
 	st_tap_plan(&tap, 3);
-	st_diag(who, "seed %#llx, %u process%s, %s %llu", (unsigned long long)opt.seed,
-		opt.procs, opt.procs > 1 ? "es" : "",
+	st_diag(who, "seed %#llx, %u process%s, %s %llu",
+		(unsigned long long)opt.seed, opt.procs,
+		opt.procs > 1 ? "es" : "",
 		opt.ops ? "actions" : "seconds",
 		opt.ops ? (unsigned long long)opt.ops :
 		(unsigned long long)opt.seconds);
 	if (opt.ops)
-		per_worker = (opt.ops + opt.procs - 1) / opt.procs;
+		sv.per_worker = (opt.ops + opt.procs - 1) / opt.procs;
 
 	t0 = st_now_ms();
-	deadline = t0 + (long long)opt.seconds * 1000;
-	for (;;) {
-		running = 0;
-		for (w = 0; w < opt.procs; w++) {
-			struct stats *s = &all_stats[w];
-			int status;
-
-			if (slot[w].pid > 0) {
-				pid_t r = waitpid(slot[w].pid, &status, WNOHANG);
-
-				if (r == 0) {
-					running++;
-					if (actions_of(s) != slot[w].seen) {
-						slot[w].seen = actions_of(s);
-						slot[w].moved = st_now_ms();
-					} else if (st_now_ms() - slot[w].moved >
-						   2000LL * opt.hang_secs) {
-						/* Its alarm did not end it. */
-						st_diag(who, "worker %u stuck in %s (pid %d, seed %#llx): killed",
-							w, act_name[s->last_act],
-							slot[w].pid,
-							(unsigned long long)s->life_seed);
-						kill(slot[w].pid, SIGKILL);
-						stuck++;
-						slot[w].done = true;
-						slot[w].moved = LLONG_MAX / 2;
-					}
-					continue;
-				}
-				slot[w].pid = 0;
-				if (WIFSIGNALED(status) || WEXITSTATUS(status)) {
-					crashed++;
-					st_diag(who, "worker %u life %llu (seed %#llx): %s %d during %s%s",
-						w, (unsigned long long)slot[w].life,
-						(unsigned long long)s->life_seed,
-						WIFSIGNALED(status) ? "signal" : "exit",
-						WIFSIGNALED(status) ? WTERMSIG(status) :
-						WEXITSTATUS(status),
-						act_name[s->last_act],
-						WIFSIGNALED(status) &&
-						WTERMSIG(status) == SIGALRM ?
-						": a verb did not return" : "");
-				}
-			}
-			if (slot[w].done)
-				continue;
-			done_ops = actions_of(s);
-			if ((opt.ops && done_ops >= per_worker) ||
-			    (!opt.ops && st_now_ms() >= deadline) ||
-			    crashed > 4) {
-				slot[w].done = true;
-				continue;
-			}
-			slot[w].life++;
-			fflush(stdout);
-			slot[w].pid = fork();
-			if (slot[w].pid < 0)
-				st_bail("fork failed");
-			if (!slot[w].pid) {
-				__u64 seed = life_seed(w, slot[w].life), n;
-				__u64 r = seed;
-
-				st = s;
-				n = 50 + st_rnd_next(&r) % 1500;
-				if (opt.ops && n > per_worker - done_ops)
-					n = per_worker - done_ops;
-				if (opt.verbose)
-					st_diag(who, "worker %u life %llu: seed %#llx, %llu actions",
-						w, (unsigned long long)slot[w].life,
-						(unsigned long long)seed,
-						(unsigned long long)n);
-				worker_life(seed, n, deadline);
-			}
-			slot[w].moved = st_now_ms();
-			running++;
-		}
-		if (!running || (stuck && st_now_ms() > stuck_until))
-			break;
-		if (stuck && !stuck_until)	/* a little while to be reaped */
-			stuck_until = st_now_ms() + 5000;
-		st_sleep_ms(20);
-	}
-	for (w = 0; w < opt.procs; w++) {
-		stats_add(&total, &all_stats[w]);
-		if (all_stats[w].violations)
-			st_diag(who, "worker %u: %llu rule violations, first: %s", w,
-				(unsigned long long)all_stats[w].violations,
-				all_stats[w].first_violation);
-	}
-	summary(&total);
-	done_ops = actions_of(&total);
-	st_diag(who, "%llu actions (%llu work requests, %llu ring scribbles) in %lld s, %llu lives (%llu ended by destroying everything)",
-		(unsigned long long)done_ops, (unsigned long long)total.wrs,
-		(unsigned long long)total.scribbles,
-		(st_now_ms() - t0) / 1000, (unsigned long long)total.lives,
-		(unsigned long long)total.clean_exits);
-	st_tap_ok(&tap, !crashed && !stuck && done_ops > 0,
-		  "fuzz: %llu actions, %u workers crashed or hung, %u stuck in the kernel",
-		  (unsigned long long)done_ops, crashed, stuck);
-	st_tap_ok(&tap, !total.violations,
-		  "rules: %llu objects destroyed while in use or not destroyable in order",
-		  (unsigned long long)total.violations);
-	if (stuck) {
-		st_tap_ok(&tap, false, "check after: not run, a worker is stuck");
-	} else {
-		ok = check_after(why, sizeof(why));
-		st_tap_ok(&tap, ok, "check after: a fresh RC pair moves 1 MiB by Write and 4 KiB by Send%s%s",
-			  ok ? "" : ": ", why);
-	}
+	sv.deadline = t0 + (long long)opt.seconds * 1000;
+	supervise(&sv);
+	report(&sv, &tap, t0);
 	st_diag(who, "seed %#llx", (unsigned long long)opt.seed);
 	return st_tap_end(&tap);
 }
