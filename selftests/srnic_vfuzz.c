@@ -18,7 +18,8 @@
  * and read completion events, bind windows, query everything, destroy
  * or move QPs, CQs and MRs while work is outstanding, and write the
  * rings the rxe ABI shares with the kernel (indices, elements, the
- * header) followed by a doorbell. A
+ * header) followed by a doorbell. In half the lives a second thread
+ * rings doorbells and moves QPs between states by handle meanwhile. A
  * worker's life ends after a random number of actions, half the time
  * with every object destroyed in order and half the time by exiting with
  * everything alive (maybe mid-traffic); a new life starts until the time
@@ -49,6 +50,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -148,6 +150,7 @@ struct stats {
 	__u64 wc[N_WC + 1];	/* by status; the last: out of range */
 	__u64 ev[N_EV + 1];
 	__u64 wrs, cqes, scribbles, lives, clean_exits;
+	__u64 race_doorbells, race_moves;	/* the racing thread's */
 	__u64 violations;
 	int last_act;
 	__u64 life_seed;
@@ -239,6 +242,7 @@ struct fuzz {
 	struct fz_ah ah[N_AH];
 	struct fz_ring ring[N_RING];
 	int nring;
+	int handle[N_QP];	/* the QPs' uverbs handles, -1: none (atomic) */
 	struct st_range maps[MAX_MAPS];
 };
 
@@ -1434,6 +1438,7 @@ static int act_create_qp(struct fuzz *f)
 	q->peer = -1;
 	q->qkey = (__u32)rnd(f) & 0x7fffffff;
 	rings_sync(f, R_QP, i);
+	__atomic_store_n(&f->handle[i], (int)q->qp->handle, __ATOMIC_RELEASE);
 	return 0;
 }
 
@@ -1452,6 +1457,7 @@ static int destroy_qp(struct fuzz *f, int i)
 
 	if (!ret) {
 		f->qp[i].qp = NULL;
+		__atomic_store_n(&f->handle[i], -1, __ATOMIC_RELEASE);
 		forget_peer(f, i);
 		rings_sync(f, R_QP, -1);
 	}
@@ -1968,6 +1974,48 @@ static void destroy_all(struct fuzz *f)
 }
 
 /*
+ * A second thread in half the lives: doorbells and state moves (ERR,
+ * RESET, SQD, RTS) on the worker's QPs by handle, at random moments of
+ * whatever the first thread is doing to them, destroys included. It
+ * never touches a library structure, so a QP the first thread destroys
+ * is only a handle the kernel refuses.
+ */
+struct racer {
+	struct fuzz *f;
+	__u64 rnd;
+	bool stop;	/* atomic */
+	pthread_t thread;
+};
+
+static void *racer_main(void *arg)
+{
+	static const int moves[] = {
+		IBV_QPS_ERR, IBV_QPS_RESET, IBV_QPS_SQD, IBV_QPS_RTS,
+	};
+	struct racer *r = arg;
+	int fd = r->f->d.ctx->cmd_fd, h, i;
+	__u64 v;
+
+	while (!__atomic_load_n(&r->stop, __ATOMIC_RELAXED)) {
+		v = st_rnd_next(&r->rnd);
+		for (i = 0, h = -1; i < N_QP && h < 0; i++)
+			h = __atomic_load_n(&r->f->handle[(v + i) % N_QP],
+					    __ATOMIC_ACQUIRE);
+		if (h >= 0 && (v >> 8) % 8) {
+			st_doorbell_handle(fd, h);
+			__atomic_add_fetch(&st->race_doorbells, 1,
+					   __ATOMIC_RELAXED);
+		} else if (h >= 0) {
+			st_modify_state_handle(fd, h, moves[(v >> 16) % 4]);
+			__atomic_add_fetch(&st->race_moves, 1,
+					   __ATOMIC_RELAXED);
+		}
+		usleep((v >> 24) % 200);
+	}
+	return NULL;
+}
+
+/*
  * One life of a worker: open the device, @nops actions (fewer if
  * @deadline comes first, unless --ops counts), then either destroy
  * everything in order or exit with it all alive. Never returns.
@@ -1976,9 +2024,12 @@ static void worker_life(__u64 seed, __u64 nops, long long deadline)
 {
 	static struct fuzz fz;
 	struct fuzz *f = &fz;
+	struct racer r = {};
+	bool race;
 	__u64 i;
 
 	memset(f, 0, sizeof(*f));
+	memset(f->handle, 0xff, sizeof(f->handle));
 	f->rnd = seed;
 	st->life_seed = seed;
 	st->lives++;
@@ -1999,10 +2050,19 @@ static void worker_life(__u64 seed, __u64 nops, long long deadline)
 	/* A start: a PD and a CQ, so that the first actions find something. */
 	run_action(f, A_ALLOC_PD);
 	run_action(f, A_CREATE_CQ);
+	r.f = f;
+	r.rnd = seed ^ 0x7ace;
+	race = one_in(f, 2) && !pthread_create(&r.thread, NULL, racer_main, &r);
 	for (i = 0; i < nops; i++) {
 		if (!opt.ops && st_now_ms() >= deadline)
 			break;
 		run_action(f, pick_action(f));
+	}
+	if (race && one_in(f, 2))
+		_exit(0);	/* mid-race, everything alive */
+	if (race) {
+		__atomic_store_n(&r.stop, true, __ATOMIC_RELAXED);
+		pthread_join(r.thread, NULL);
 	}
 	if (one_in(f, 2)) {
 		alarm(opt.hang_secs);
@@ -2367,6 +2427,9 @@ static void report(struct supervisor *sv, struct st_tap *tap, long long t0)
 	st_diag(who, "%llu lives, %llu ended by destroying everything",
 		(unsigned long long)total.lives,
 		(unsigned long long)total.clean_exits);
+	st_diag(who, "racing threads: %llu doorbells, %llu state moves",
+		(unsigned long long)total.race_doorbells,
+		(unsigned long long)total.race_moves);
 	st_tap_ok(tap, !sv->crashed && !sv->stuck && n > 0,
 		  "fuzz: %llu actions, %u workers crashed or hung, %u stuck in the kernel",
 		  (unsigned long long)n, sv->crashed, sv->stuck);

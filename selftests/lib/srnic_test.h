@@ -198,6 +198,8 @@ int st_uverbs_maps(struct st_range *out, int max);
 bool st_ring_plausible(const struct rxe_queue_buf *q, size_t len);
 void *st_ring_slot(struct rxe_queue_buf *q, __u32 idx);
 int st_send_doorbell(struct ibv_qp *qp);
+int st_doorbell_handle(int cmd_fd, __u32 qp_handle);
+int st_modify_state_handle(int cmd_fd, __u32 qp_handle, int state);
 
 /* --- the client/server rendezvous ---------------------------------------- */
 

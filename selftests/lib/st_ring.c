@@ -85,6 +85,22 @@ void *st_ring_slot(struct rxe_queue_buf *q, __u32 idx)
  */
 int st_send_doorbell(struct ibv_qp *qp)
 {
+	return st_doorbell_handle(qp->context->cmd_fd, qp->handle);
+}
+
+/**
+ * st_doorbell_handle() - the send doorbell by handle
+ * @cmd_fd: the device context's command file
+ * @qp_handle: the QP's uverbs handle
+ *
+ * st_send_doorbell() without the QP's library structure: a thread may
+ * ring it while another destroys the QP (the kernel then refuses the
+ * handle).
+ *
+ * Return: 0 or -1 (errno set).
+ */
+int st_doorbell_handle(int cmd_fd, __u32 qp_handle)
+{
 	struct {
 		struct ib_uverbs_cmd_hdr hdr;
 		struct ib_uverbs_post_send cmd;
@@ -96,8 +112,35 @@ int st_send_doorbell(struct ibv_qp *qp)
 	c.hdr.in_words = sizeof(c) / 4;
 	c.hdr.out_words = sizeof(resp) / 4;
 	c.cmd.response = (uintptr_t)&resp;
-	c.cmd.qp_handle = qp->handle;
+	c.cmd.qp_handle = qp_handle;
 	c.cmd.wqe_size = sizeof(struct ib_uverbs_send_wr);
-	return write(qp->context->cmd_fd, &c, sizeof(c)) == sizeof(c) ? 0 :
-	       -1;
+	return write(cmd_fd, &c, sizeof(c)) == sizeof(c) ? 0 : -1;
+}
+
+/**
+ * st_modify_state_handle() - move a QP to a state, by handle
+ * @cmd_fd: the device context's command file
+ * @qp_handle: the QP's uverbs handle
+ * @state: the enum ibv_qp_state
+ *
+ * The uverbs MODIFY_QP command with IBV_QP_STATE alone, without the
+ * QP's library structure (see st_doorbell_handle()). The library's idea
+ * of the QP's state is not updated.
+ *
+ * Return: 0 or -1 (errno set).
+ */
+int st_modify_state_handle(int cmd_fd, __u32 qp_handle, int state)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_modify_qp cmd;
+	} c;
+
+	memset(&c, 0, sizeof(c));
+	c.hdr.command = IB_USER_VERBS_CMD_MODIFY_QP;
+	c.hdr.in_words = sizeof(c) / 4;
+	c.cmd.qp_handle = qp_handle;
+	c.cmd.attr_mask = IBV_QP_STATE;
+	c.cmd.qp_state = state;
+	return write(cmd_fd, &c, sizeof(c)) == sizeof(c) ? 0 : -1;
 }
