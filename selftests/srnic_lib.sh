@@ -87,6 +87,25 @@ srnic_bail() {
 	ktap_finished
 }
 
+# ktap_from_tap WANT WHAT: a test program's TAP on stdin as this test's
+# KTAP points, its other lines as diagnostics; the points it did not
+# report, up to WANT, fail as "WHAT N: did not run".
+ktap_from_tap() {
+	local line n=0
+	while IFS= read -r line; do
+		case $line in
+		"ok "*) ktap_test_pass "${line#ok * }"; n=$((n + 1)) ;;
+		"not ok "*) ktap_test_fail "${line#not ok * }"; n=$((n + 1)) ;;
+		"1.."*) ;;
+		*) printf '# %s\n' "$line" ;;
+		esac
+	done
+	while [ $n -lt "$1" ]; do
+		ktap_test_fail "$2 $((n + 1)): did not run"
+		n=$((n + 1))
+	done
+}
+
 # rdma_dev_exists NAME: the RDMA device is registered.
 rdma_dev_exists() {
 	[ -e "/sys/class/infiniband/$1" ]
