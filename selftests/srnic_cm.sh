@@ -35,6 +35,12 @@
 #    another QP (2B), past the window; Local Invalidate; Send with
 #    Invalidate of a type 1 window; invalidate during a Read; an MR with a
 #    bound window cannot be deregistered
+#  - srnic_ops_test verbs: IBA chapter 10/11 semantics: type 2 binds
+#    take the key byte only (rebind, key reuse, dealloc while bound,
+#    unsignaled, completion channel), zero-length MRs and zero-byte
+#    operations, zero-based MRs and windows, RNR retry exhausted on an
+#    empty SRQ, posts refused before RTS never run, SRQ WQEs checked
+#    against the SRQ's PD
 #  - srnic_ops_test rereg: translation, rights and PD changed through the
 #    uverbs command ABI (the stock librxe has no rereg_mr)
 #  - srnic_ops_test uc: multi-packet Sends and Writes with Immediate,
@@ -56,7 +62,7 @@ require_cmd rping ucmatose udaddy ibv_ud_pingpong ibv_uc_pingpong \
 	ib_write_bw timeout tc
 [ -x "$DGRAM" ] || ktap_skip_rest "no $DGRAM (run make selftests-build)"
 ktap_print_header
-ktap_set_plan 106
+ktap_set_plan 149
 dmesg_mark
 
 srnic_load || srnic_bail "no module"
@@ -216,6 +222,7 @@ dgram1 "srnic <-> srnic: RDMA Flush (srnic_ops_test flush)" flush srnic0 srnic1
 dgram events srnic0 srnic1
 dgram edge srnic0 srnic1
 dgram mw srnic0 srnic1
+dgram verbs srnic0 srnic1
 dgram rereg srnic0 srnic1
 dgram uc srnic0 srnic1 300 8192 all
 modprobe sch_netem 2>/dev/null

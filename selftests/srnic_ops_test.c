@@ -60,6 +60,19 @@
  *	without the Flush right; on a kernel without Flush: the right is
  *	refused and a Flush WQE fails
  *
+ *   srnic_ops_test verbs DEV_A DEV_B
+ *	verbs semantics of IBA chapters 10 and 11 (issue 19): a type 2
+ *	window's bind takes only the key byte of the request's rkey
+ *	(rebinding to another QP, key reuse, the next key byte, dealloc
+ *	while bound, an unsignaled bind, a bind's completion through a
+ *	completion channel; type 1 rebinds, a zero-based type 1 bind
+ *	fails); zero-length MRs, zero-byte Send/Write/Read through them,
+ *	with keys of nothing (C9-88) and just past an MR; zero-based MRs
+ *	and type 2 windows; a Send into an empty SRQ or RQ ends in
+ *	IBV_WC_RNR_RETRY_EXC_ERR after rnr_retry; posts refused in RESET,
+ *	INIT and RTR never execute later; an SRQ's receive WQEs are checked
+ *	against the SRQ's PD, not the QP's
+ *
  *   srnic_ops_test uc DEV_A DEV_B MSGS SIZE EXPECT
  *	MSGS Sends and Writes with Immediate of SIZE bytes (several
  *	packets each), each carrying its sequence number and a pattern
@@ -1870,6 +1883,675 @@ out:
 	ibv_dereg_mr(nm);
 }
 
+/*
+ * The verbs semantics of IBA chapters 10 and 11 that conformance suites
+ * and real clients rely on (issue 19): A is the requester, B the
+ * responder and the owner of the memory, as in test_mw().
+ */
+
+/* Post a Bind MW for @mw with key @key and @access; its status, or -1. */
+static int bind_key(struct end *b, struct ibv_qp *qp, struct ibv_mw *mw,
+		    struct ibv_mr *mr, __u64 addr, __u64 len, __u32 key,
+		    unsigned int access)
+{
+	struct ibv_send_wr wr = { .opcode = IBV_WR_BIND_MW, .wr_id = 0xb1 };
+
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = key;
+	wr.bind_mw.bind_info.mr = mr;
+	wr.bind_mw.bind_info.addr = addr;
+	wr.bind_mw.bind_info.length = len;
+	wr.bind_mw.bind_info.mw_access_flags = access;
+	return st_post_wait(qp, b->scq, &wr, 5000);
+}
+
+/* Move @qp through INIT and RTR to RTS, with @rnr_retry RNR retries. */
+static void qp_connect_rnr(struct ibv_qp *qp, const struct end *self,
+			   const struct end *peer, __u32 dqpn, __u8 rnr_retry)
+{
+	struct st_path p = ops_path;
+
+	p.dgid = peer->d.gid;
+	p.sgid_index = self->d.gid_index;
+	p.mtu = self->d.mtu;
+	p.dest_qpn = dqpn;
+	p.rnr_retry = rnr_retry;
+	if (st_qp_init(qp, 1, IBV_ACCESS_REMOTE_WRITE |
+		       IBV_ACCESS_REMOTE_READ) ||
+	    st_qp_rtr(qp, &p) || st_qp_rts(qp, &p))
+		st_bail("connect");
+}
+
+/* Nothing more on @cq within @ms: 1 if it stayed empty. */
+static int cq_quiet(struct ibv_cq *cq, int ms)
+{
+	struct ibv_wc wc;
+
+	if (!st_poll_one(cq, &wc, ms))
+		return 1;
+	printf("# unexpected completion: wr_id %#llx %s\n",
+	       (unsigned long long)wc.wr_id, ibv_wc_status_str(wc.status));
+	return 0;
+}
+
+/* (a) type 2 windows bound through the send queue. */
+static void verbs_mw(struct end *a, struct end *b, struct ibv_mr *bm,
+		     __u64 base)
+{
+	struct st_tap *tap = a->tap;
+	struct ibv_mw *mw = ibv_alloc_mw(b->pd, IBV_MW_TYPE_2);
+	unsigned int rw = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+	struct rc_pair p = {}, p2 = {};
+	__u32 alloc_key, key, wrong;
+	struct ibv_send_wr wr;
+	struct ibv_wc wc;
+	int st, st2, st3;
+
+	if (!mw)
+		st_bail("ibv_alloc_mw");
+	alloc_key = mw->rkey;
+	rc_pair_new(&p, a, b);
+	rc_pair_new(&p2, a, b);
+
+	/* Only the key byte comes from the request (IBA 10.6.7.2.3). */
+	wrong = ((alloc_key >> 8) ^ 0x5a5a5a) << 8 | 0x3c;
+	key = (alloc_key & ~0xffu) | 0x3c;
+	st = bind_key(b, p.qb, mw, bm, base, 65536, wrong, rw);
+	st_pattern_fill(a->buf, 4096, 21);
+	st2 = rdma_op(a, p.qa, IBV_WR_RDMA_WRITE, base + 512, key, 4096);
+	st_tap_ok(tap, st == IBV_WC_SUCCESS && st2 == IBV_WC_SUCCESS &&
+		  st_pattern_check(b->buf + (base - (uintptr_t)b->buf) + 512,
+				   4096, 21),
+		  "MW type 2: a bind takes the key byte of the request's rkey %#x, the index stays the window's: %#x works (%s, %s)",
+		  wrong, key, st_wc_str(st), st_wc_str(st2));
+	rc_pair_new(&p, a, b);
+	st = bind_key(b, p.qb, mw, bm, base, 65536, wrong, rw);
+	st_tap_ok(tap, st == IBV_WC_MW_BIND_ERR,
+		  "MW type 2: binding it again while bound fails (%s)",
+		  st_wc_str(st));
+
+	/* Rebind to another QP, with the same key byte, by the old name. */
+	rc_pair_new(&p, a, b);
+	memset(&wr, 0, sizeof(wr));
+	wr.opcode = IBV_WR_LOCAL_INV;
+	wr.invalidate_rkey = key;
+	st = st_post_wait(p.qb, b->scq, &wr, 5000);
+	st2 = bind_key(b, p2.qb, mw, bm, base, 65536, key, rw);
+	st_pattern_fill(a->buf, 256, 22);
+	st3 = rdma_op(a, p2.qa, IBV_WR_RDMA_WRITE, base, key, 256);
+	st_tap_ok(tap, st == IBV_WC_SUCCESS && st2 == IBV_WC_SUCCESS &&
+		  st3 == IBV_WC_SUCCESS &&
+		  st_pattern_check(b->buf + (base - (uintptr_t)b->buf), 256,
+				   22),
+		  "MW type 2: invalidated, then bound again to another QP with the same key (key reuse, ibv_mw.rkey never updated): %s, %s, Write %s",
+		  st_wc_str(st), st_wc_str(st2), st_wc_str(st3));
+	st = rdma_op(a, p.qa, IBV_WR_RDMA_WRITE, base, key, 64);
+	st_tap_ok(tap, st == IBV_WC_REM_ACCESS_ERR,
+		  "MW type 2: the QP it was bound through before gets a remote access error (%s)",
+		  st_wc_str(st));
+
+	/* A new key byte, the consumer tracking the key in mw->rkey. */
+	memset(&wr, 0, sizeof(wr));
+	wr.opcode = IBV_WR_LOCAL_INV;
+	wr.invalidate_rkey = key;
+	st = st_post_wait(p2.qb, b->scq, &wr, 5000);
+	mw->rkey = key;
+	st2 = bind_key(b, p2.qb, mw, bm, base, 65536, ibv_inc_rkey(key), rw);
+	st3 = rdma_op(a, p2.qa, IBV_WR_RDMA_WRITE, base, ibv_inc_rkey(key), 64);
+	st_tap_ok(tap, st == IBV_WC_SUCCESS && st2 == IBV_WC_SUCCESS &&
+		  st3 == IBV_WC_SUCCESS,
+		  "MW type 2: rebound with the next key byte (%s, %s, Write %s)",
+		  st_wc_str(st), st_wc_str(st2), st_wc_str(st3));
+	st = rdma_op(a, p2.qa, IBV_WR_RDMA_WRITE, base, key, 64);
+	st_tap_ok(tap, st == IBV_WC_REM_ACCESS_ERR,
+		  "MW type 2: the previous key is dead (%s)", st_wc_str(st));
+	ibv_dealloc_mw(mw);
+
+	/* Deallocated while bound: the key dies at once. */
+	mw = ibv_alloc_mw(b->pd, IBV_MW_TYPE_2);
+	if (!mw)
+		st_bail("ibv_alloc_mw");
+	rc_pair_new(&p2, a, b);
+	key = (mw->rkey & ~0xffu) | 0x42;
+	st = bind_key(b, p2.qb, mw, bm, base, 4096, key, rw);
+	st2 = rdma_op(a, p2.qa, IBV_WR_RDMA_WRITE, base, key, 64);
+	st3 = ibv_dealloc_mw(mw);
+	st_tap_ok(tap, st == IBV_WC_SUCCESS && st2 == IBV_WC_SUCCESS && !st3,
+		  "MW type 2: bound, used (%s, %s), deallocated while bound (%d)",
+		  st_wc_str(st), st_wc_str(st2), st3);
+	st = rdma_op(a, p2.qa, IBV_WR_RDMA_WRITE, base, key, 64);
+	st_tap_ok(tap, st == IBV_WC_REM_ACCESS_ERR,
+		  "MW type 2: after the dealloc its key gets a remote access error on its own QP (%s)",
+		  st_wc_str(st));
+
+	/* Unsignaled bind on a QP with sq_sig_all = 0. */
+	mw = ibv_alloc_mw(b->pd, IBV_MW_TYPE_2);
+	if (!mw)
+		st_bail("ibv_alloc_mw");
+	rc_pair_new(&p, a, b);
+	{
+		struct ibv_send_wr bw = { .opcode = IBV_WR_BIND_MW,
+					  .wr_id = 0x51 }, *bad;
+		struct ibv_sge sge = { .addr = (uintptr_t)b->buf,
+				       .length = 8, .lkey = b->mr->lkey };
+		struct ibv_send_wr w2 = {
+			.opcode = IBV_WR_RDMA_WRITE, .wr_id = 0x52,
+			.sg_list = &sge, .num_sge = 1,
+			.send_flags = IBV_SEND_SIGNALED,
+			.wr.rdma = { .remote_addr = (uintptr_t)a->buf,
+				     .rkey = a->mr->rkey },
+		};
+
+		key = (mw->rkey & ~0xffu) | 0x77;
+		bw.bind_mw.mw = mw;
+		bw.bind_mw.rkey = key;
+		bw.bind_mw.bind_info.mr = bm;
+		bw.bind_mw.bind_info.addr = base;
+		bw.bind_mw.bind_info.length = 4096;
+		bw.bind_mw.bind_info.mw_access_flags = rw;
+		bw.next = &w2;
+		st = ibv_post_send(p.qb, &bw, &bad);
+		st2 = st_poll_one(b->scq, &wc, 5000) ? (int)wc.status : -1;
+		st3 = st2 == IBV_WC_SUCCESS && wc.wr_id == 0x52 &&
+		      cq_quiet(b->scq, 200);
+	}
+	st2 = rdma_op(a, p.qa, IBV_WR_RDMA_WRITE, base, key, 64);
+	st_tap_ok(tap, !st && st3 && st2 == IBV_WC_SUCCESS,
+		  "MW type 2: an unsignaled bind completes silently (one completion, the signaled Write's) and binds (Write through it: %s)",
+		  st_wc_str(st2));
+
+	/* A completion channel sees a bind's completion. */
+	{
+		struct ibv_comp_channel *ch =
+			ibv_create_comp_channel(b->d.ctx);
+		struct ibv_cq *cq = ch ? ibv_create_cq(b->d.ctx, 16, NULL,
+						       ch, 0) : NULL;
+		struct ibv_qp_cap cap = { .max_send_wr = 8, .max_recv_wr = 8,
+					  .max_send_sge = 1,
+					  .max_recv_sge = 1 };
+		struct ibv_qp *qb = cq ? st_qp_create(b->pd, cq, b->rcq,
+						      IBV_QPT_RC, &cap) : NULL;
+		struct ibv_qp *qa = qp_create(a, IBV_QPT_RC, 8);
+		struct ibv_cq *ev_cq = NULL;
+		void *ev_ctx;
+		struct pollfd pfd;
+		int got = 0;
+
+		if (!qb)
+			st_bail("completion channel CQ / QP");
+		qp_connect(qa, a, b, qb->qp_num);
+		qp_connect(qb, b, a, qa->qp_num);
+		rc_pair_new(&p, a, b);
+		memset(&wr, 0, sizeof(wr));
+		wr.opcode = IBV_WR_LOCAL_INV;
+		wr.invalidate_rkey = key;
+		st = st_post_wait(p.qb, b->scq, &wr, 5000);
+		ibv_req_notify_cq(cq, 0);
+		memset(&wr, 0, sizeof(wr));
+		wr.opcode = IBV_WR_BIND_MW;
+		wr.wr_id = 0x53;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		wr.bind_mw.mw = mw;
+		wr.bind_mw.rkey = key;
+		wr.bind_mw.bind_info.mr = bm;
+		wr.bind_mw.bind_info.addr = base;
+		wr.bind_mw.bind_info.length = 4096;
+		wr.bind_mw.bind_info.mw_access_flags = rw;
+		{
+			struct ibv_send_wr *bad;
+
+			st2 = ibv_post_send(qb, &wr, &bad);
+		}
+		pfd.fd = ch->fd;
+		pfd.events = POLLIN;
+		if (!st2 && poll(&pfd, 1, 5000) == 1 &&
+		    !ibv_get_cq_event(ch, &ev_cq, &ev_ctx)) {
+			ibv_ack_cq_events(ev_cq, 1);
+			got = ev_cq == cq && ibv_poll_cq(cq, 1, &wc) == 1 &&
+			      wc.wr_id == 0x53 &&
+			      wc.status == IBV_WC_SUCCESS &&
+			      wc.opcode == IBV_WC_BIND_MW;
+		}
+		st3 = rdma_op(a, qa, IBV_WR_RDMA_WRITE, base, key, 64);
+		st_tap_ok(tap, st == IBV_WC_SUCCESS && got &&
+			  st3 == IBV_WC_SUCCESS,
+			  "MW type 2: a bind's completion (IBV_WC_BIND_MW) wakes a completion channel; the window serves its QP (%s)",
+			  st_wc_str(st3));
+		ibv_destroy_qp(qa);
+		ibv_destroy_qp(qb);
+		ibv_destroy_cq(cq);
+		ibv_destroy_comp_channel(ch);
+	}
+
+	/* Type 1: ibv_bind_mw twice; the first key dies. */
+	{
+		struct ibv_mw *mw1 = ibv_alloc_mw(b->pd, IBV_MW_TYPE_1);
+		struct ibv_mw_bind bind = {
+			.wr_id = 0x54, .send_flags = IBV_SEND_SIGNALED,
+			.bind_info = { .mr = bm, .addr = base, .length = 4096,
+				       .mw_access_flags = rw },
+		};
+		__u32 k1;
+
+		if (!mw1)
+			st_bail("ibv_alloc_mw type 1");
+		st = ibv_bind_mw(p.qb, mw1, &bind) ? -1 :
+		     (st_poll_one(b->scq, &wc, 5000) ? (int)wc.status : -1);
+		k1 = mw1->rkey;
+		st2 = ibv_bind_mw(p.qb, mw1, &bind) ? -1 :
+		      (st_poll_one(b->scq, &wc, 5000) ? (int)wc.status : -1);
+		st3 = rdma_op(a, p.qa, IBV_WR_RDMA_WRITE, base, mw1->rkey, 64);
+		st_tap_ok(tap, st == IBV_WC_SUCCESS && st2 == IBV_WC_SUCCESS &&
+			  st3 == IBV_WC_SUCCESS && k1 != mw1->rkey,
+			  "MW type 1: bound twice by ibv_bind_mw, the second key works (%s, %s, %s)",
+			  st_wc_str(st), st_wc_str(st2), st_wc_str(st3));
+		st = rdma_op(a, p.qa, IBV_WR_RDMA_WRITE, base, k1, 64);
+		st_tap_ok(tap, st == IBV_WC_REM_ACCESS_ERR,
+			  "MW type 1: the first key is dead after the rebind (%s)",
+			  st_wc_str(st));
+		rc_pair_new(&p, a, b);
+		st = bind_key(b, p.qb, mw1, bm, base, 4096,
+			      ibv_inc_rkey(mw1->rkey),
+			      rw | IBV_ACCESS_ZERO_BASED);
+		st_tap_ok(tap, st == IBV_WC_MW_BIND_ERR,
+			  "MW type 1: a zero-based bind fails (IBA o10-36.2.2): %s",
+			  st_wc_str(st));
+		rc_pair_new(&p, a, b);
+		ibv_dealloc_mw(mw1);
+	}
+	ibv_dealloc_mw(mw);
+	ibv_destroy_qp(p.qa);
+	ibv_destroy_qp(p.qb);
+	ibv_destroy_qp(p2.qa);
+	ibv_destroy_qp(p2.qb);
+}
+
+/* A zero-byte Send from A with @nsge SGEs on @lkey; both statuses. */
+static int zero_send(struct end *a, struct end *b, struct rc_pair *p,
+		     int nsge, __u32 lkey, int *rst, __u32 *rlen)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)a->buf, .length = 0,
+			       .lkey = lkey };
+	struct ibv_send_wr wr = { .opcode = IBV_WR_SEND, .sg_list = &sge,
+				  .num_sge = nsge };
+	struct ibv_wc wc;
+	int st;
+
+	post_recv(b, p->qb, 0x60, 0, 64);
+	st = st_post_wait(p->qa, a->scq, &wr, 5000);
+	*rst = st_poll_one(b->rcq, &wc, 5000) ? (int)wc.status : -1;
+	*rlen = *rst >= 0 ? wc.byte_len : ~0u;
+	return st;
+}
+
+/* (b) zero-length MRs and zero-byte operations. */
+static void verbs_zero(struct end *a, struct end *b)
+{
+	struct st_tap *tap = a->tap;
+	struct ibv_mr *za = ibv_reg_mr(a->pd, a->buf, 0, IBV_ACCESS_LOCAL_WRITE);
+	struct ibv_mr *zb = ibv_reg_mr(b->pd, b->buf + 4096, 0,
+				       IBV_ACCESS_LOCAL_WRITE |
+				       IBV_ACCESS_REMOTE_WRITE |
+				       IBV_ACCESS_REMOTE_READ);
+	struct ibv_mr *sm = ibv_reg_mr(b->pd, b->buf + 8192, 4096,
+				       IBV_ACCESS_LOCAL_WRITE |
+				       IBV_ACCESS_REMOTE_WRITE |
+				       IBV_ACCESS_REMOTE_READ);
+	__u64 past = (uintptr_t)b->buf + 8192 + 4096;
+	struct rc_pair p = {};
+	int st, st2, rst;
+	__u32 rlen;
+
+	st_tap_ok(tap, za && zb && sm,
+		  "zero-length MRs register (IBA 10.6.3.1: a region's length may be 0): %s",
+		  za && zb ? "yes" : strerror(errno));
+	if (!za || !zb || !sm)
+		goto out;
+	rc_pair_new(&p, a, b);
+	st = zero_send(a, b, &p, 1, za->lkey, &rst, &rlen);
+	st_tap_ok(tap, st == IBV_WC_SUCCESS && rst == IBV_WC_SUCCESS && !rlen,
+		  "zero-byte Send through a zero-length MR's lkey: %s, receive %s, %u bytes",
+		  st_wc_str(st), st_wc_str(rst), rlen);
+	st = zero_send(a, b, &p, 0, 0, &rst, &rlen);
+	st_tap_ok(tap, st == IBV_WC_SUCCESS && rst == IBV_WC_SUCCESS && !rlen,
+		  "zero-byte Send without SGEs: %s, receive %s, %u bytes",
+		  st_wc_str(st), st_wc_str(rst), rlen);
+	st = rdma_op(a, p.qa, IBV_WR_RDMA_WRITE, (uintptr_t)b->buf + 4096,
+		     zb->rkey, 0);
+	st2 = rdma_op(a, p.qa, IBV_WR_RDMA_READ, (uintptr_t)b->buf + 4096,
+		      zb->rkey, 0);
+	st_tap_ok(tap, st == IBV_WC_SUCCESS && st2 == IBV_WC_SUCCESS,
+		  "zero-byte Write and Read with a zero-length MR's rkey: %s, %s",
+		  st_wc_str(st), st_wc_str(st2));
+	st = rdma_op(a, p.qa, IBV_WR_RDMA_WRITE, 0x1234, 0xdeadbe00, 0);
+	st2 = rdma_op(a, p.qa, IBV_WR_RDMA_READ, 0x1234, 0xdeadbe00, 0);
+	st_tap_ok(tap, st == IBV_WC_SUCCESS && st2 == IBV_WC_SUCCESS,
+		  "zero-byte Write and Read with a key and address of nothing: not validated (C9-88): %s, %s",
+		  st_wc_str(st), st_wc_str(st2));
+	st = rdma_op(a, p.qa, IBV_WR_RDMA_WRITE, past, sm->rkey, 0);
+	st2 = rdma_op(a, p.qa, IBV_WR_RDMA_READ, past, sm->rkey, 0);
+	st_tap_ok(tap, st == IBV_WC_SUCCESS && st2 == IBV_WC_SUCCESS,
+		  "zero-byte Write and Read just past an MR's end: %s, %s",
+		  st_wc_str(st), st_wc_str(st2));
+	st = rdma_op(a, p.qa, IBV_WR_RDMA_WRITE, past - 1, sm->rkey, 1);
+	st_tap_ok(tap, st == IBV_WC_SUCCESS,
+		  "a 1-byte Write at an MR's last byte: %s", st_wc_str(st));
+	st = rdma_op(a, p.qa, IBV_WR_RDMA_WRITE, past, sm->rkey, 1);
+	st_tap_ok(tap, st == IBV_WC_REM_ACCESS_ERR,
+		  "a 1-byte Write just past an MR's end: %s", st_wc_str(st));
+	rc_pair_new(&p, a, b);
+	st = rdma_op(a, p.qa, IBV_WR_RDMA_WRITE, (uintptr_t)b->buf + 4096,
+		     zb->rkey, 1);
+	st_tap_ok(tap, st == IBV_WC_REM_ACCESS_ERR,
+		  "a 1-byte Write into a zero-length MR: %s", st_wc_str(st));
+	rc_pair_new(&p, a, b);
+	{
+		struct ibv_sge sge = { .addr = (uintptr_t)a->buf, .length = 1,
+				       .lkey = za->lkey };
+		struct ibv_send_wr wr = { .opcode = IBV_WR_SEND,
+					  .sg_list = &sge, .num_sge = 1 };
+
+		post_recv(b, p.qb, 0x61, 0, 64);
+		st = st_post_wait(p.qa, a->scq, &wr, 5000);
+	}
+	st_tap_ok(tap, st == IBV_WC_LOC_PROT_ERR,
+		  "a 1-byte Send from a zero-length MR: %s", st_wc_str(st));
+	ibv_destroy_qp(p.qa);
+	ibv_destroy_qp(p.qb);
+out:
+	if (za)
+		ibv_dereg_mr(za);
+	if (zb)
+		ibv_dereg_mr(zb);
+	if (sm)
+		ibv_dereg_mr(sm);
+}
+
+/* (c) zero-based MRs and type 2 windows. */
+static void verbs_zero_based(struct end *a, struct end *b, struct ibv_mr *bm,
+			     __u64 base)
+{
+	struct st_tap *tap = a->tap;
+	__u32 off = 0x40000, len = 65536;
+	struct ibv_mr *zm = ibv_reg_mr(b->pd, b->buf + off, len,
+				       IBV_ACCESS_LOCAL_WRITE |
+				       IBV_ACCESS_REMOTE_WRITE |
+				       IBV_ACCESS_REMOTE_READ |
+				       IBV_ACCESS_ZERO_BASED);
+	struct ibv_mw *mw = ibv_alloc_mw(b->pd, IBV_MW_TYPE_2);
+	__u8 *bbase = b->buf + (base - (uintptr_t)b->buf);
+	struct rc_pair p = {};
+	int st, st2;
+	__u32 key;
+
+	st_tap_ok(tap, !!zm, "a zero-based MR registers: %s",
+		  zm ? "yes" : strerror(errno));
+	if (!zm || !mw)
+		goto out;
+	rc_pair_new(&p, a, b);
+	st_pattern_fill(a->buf, 4096, 31);
+	memset(b->buf + off, 0, 8192);
+	st = rdma_op(a, p.qa, IBV_WR_RDMA_WRITE, 0x100, zm->rkey, 4096);
+	st_tap_ok(tap, st == IBV_WC_SUCCESS &&
+		  st_pattern_check(b->buf + off + 0x100, 4096, 31),
+		  "zero-based MR: a Write to address 0x100 lands 0x100 bytes into it (%s)",
+		  st_wc_str(st));
+	st_pattern_fill(b->buf + off + 0x2000, 4096, 32);
+	memset(a->buf, 0, 4096);
+	st = rdma_op(a, p.qa, IBV_WR_RDMA_READ, 0x2000, zm->rkey, 4096);
+	st_tap_ok(tap, st == IBV_WC_SUCCESS && st_pattern_check(a->buf, 4096, 32),
+		  "zero-based MR: a Read of address 0x2000 returns the bytes 0x2000 into it (%s)",
+		  st_wc_str(st));
+	/* B's own Send through the zero-based lkey, by offset. */
+	{
+		struct ibv_sge sge = { .addr = 0x2000, .length = 64,
+				       .lkey = zm->lkey };
+		struct ibv_send_wr wr = { .opcode = IBV_WR_SEND,
+					  .sg_list = &sge, .num_sge = 1 };
+		struct ibv_wc wc;
+
+		memset(a->buf + 8192, 0, 64);
+		if (st_post_recv(p.qa, 0x62, a->buf + 8192, 64, a->mr->lkey))
+			st_bail("post recv");
+		st = st_post_wait(p.qb, b->scq, &wr, 5000);
+		st2 = st_poll_one(a->rcq, &wc, 5000) ? (int)wc.status : -1;
+		st_tap_ok(tap, st == IBV_WC_SUCCESS && st2 == IBV_WC_SUCCESS &&
+			  !memcmp(a->buf + 8192, b->buf + off + 0x2000, 64),
+			  "zero-based MR: a Send gathers from the lkey's offset 0x2000 (%s, receive %s)",
+			  st_wc_str(st), st_wc_str(st2));
+	}
+	st = rdma_op(a, p.qa, IBV_WR_RDMA_WRITE, len - 8, zm->rkey, 16);
+	st_tap_ok(tap, st == IBV_WC_REM_ACCESS_ERR,
+		  "zero-based MR: a Write past its length: %s", st_wc_str(st));
+
+	/* A zero-based type 2 window 4096 bytes into bm. */
+	rc_pair_new(&p, a, b);
+	key = (mw->rkey & ~0xffu) | 0x21;
+	st = bind_key(b, p.qb, mw, bm, base + 4096, 8192, key,
+		      IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+		      IBV_ACCESS_ZERO_BASED);
+	st_pattern_fill(a->buf, 1024, 33);
+	memset(bbase + 4096, 0, 8192);
+	st2 = rdma_op(a, p.qa, IBV_WR_RDMA_WRITE, 0x10, key, 1024);
+	st_tap_ok(tap, st == IBV_WC_SUCCESS && st2 == IBV_WC_SUCCESS &&
+		  st_pattern_check(bbase + 4096 + 0x10, 1024, 33),
+		  "zero-based type 2 window: a Write to address 0x10 lands 0x10 bytes into the window (%s, %s)",
+		  st_wc_str(st), st_wc_str(st2));
+	memset(a->buf, 0, 1024);
+	st = rdma_op(a, p.qa, IBV_WR_RDMA_READ, 0x10, key, 1024);
+	st_tap_ok(tap, st == IBV_WC_SUCCESS && st_pattern_check(a->buf, 1024, 33),
+		  "zero-based type 2 window: a Read of address 0x10 returns them (%s)",
+		  st_wc_str(st));
+	st = rdma_op(a, p.qa, IBV_WR_RDMA_WRITE, 8192 - 8, key, 16);
+	st_tap_ok(tap, st == IBV_WC_REM_ACCESS_ERR,
+		  "zero-based type 2 window: a Write past its length (inside the MR): %s",
+		  st_wc_str(st));
+	ibv_destroy_qp(p.qa);
+	ibv_destroy_qp(p.qb);
+out:
+	if (mw)
+		ibv_dealloc_mw(mw);
+	if (zm)
+		ibv_dereg_mr(zm);
+}
+
+/*
+ * (d) RNR: a Send to an empty SRQ, and to an empty RQ, rnr_retry 0 and
+ * 3; a multi-packet Send after the one receive WQE was used.
+ */
+static void verbs_rnr(struct end *a, struct end *b)
+{
+	struct st_tap *tap = a->tap;
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 16, .max_sge = 1 } };
+	struct ibv_srq *srq = ibv_create_srq(b->pd, &sa);
+	struct ibv_qp *qa, *qb;
+	long long t0;
+	int st, i;
+
+	if (!srq)
+		st_bail("ibv_create_srq");
+	/*
+	 * Cases 4 and 5: 16 KiB Sends (16 packets at MTU 1024), the SRQ
+	 * emptied by the first.
+	 */
+	for (i = 0; i < 6; i++) {
+		__u8 retry = i & 2 ? 3 : i < 4 ? 0 : 2;
+		__u32 len = i < 4 ? 64 : 16384;
+
+		qa = qp_create(a, IBV_QPT_RC, 8);
+		qb = i & 1 ? qp_create(b, IBV_QPT_RC, 8) : qp_on_srq(b, srq);
+		qp_connect_rnr(qa, a, b, qb->qp_num, retry);
+		qp_connect_rnr(qb, b, a, qa->qp_num, retry);
+		if (i >= 4) {
+			struct ibv_wc wc;
+
+			if ((i & 1) &&
+			    st_post_recv(qb, 0x90, b->buf, len, b->mr->lkey))
+				st_bail("post recv");
+			if (!(i & 1)) {
+				struct ibv_sge sge = {
+					.addr = (uintptr_t)b->buf,
+					.length = len, .lkey = b->mr->lkey };
+				struct ibv_recv_wr rw = {
+					.wr_id = 0x90, .sg_list = &sge,
+					.num_sge = 1 }, *bad;
+
+				if (ibv_post_srq_recv(srq, &rw, &bad))
+					st_bail("post srq recv");
+			}
+			st = send_one(a, qa, len);
+			if (st != IBV_WC_SUCCESS ||
+			    !st_poll_one(b->rcq, &wc, 2000))
+				printf("# first 16 KiB Send: %s\n", st_wc_str(st));
+		}
+		t0 = st_now_ms();
+		st = send_one(a, qa, len);
+		st_tap_ok(tap, st == IBV_WC_RNR_RETRY_EXC_ERR,
+			  "a %u-byte Send into an empty %s, rnr_retry %u: RNR NAKed, then %s at the sender after %lld ms",
+			  len, i & 1 ? "receive queue" : "SRQ", retry,
+			  st_wc_str(st), st_now_ms() - t0);
+		ibv_destroy_qp(qa);
+		ibv_destroy_qp(qb);
+	}
+	ibv_destroy_srq(srq);
+}
+
+/* (e) posts refused before RTS never execute. */
+static void verbs_early_post(struct end *a, struct end *b)
+{
+	static const char *const states[] = { "RESET", "INIT", "RTR" };
+	struct st_tap *tap = a->tap;
+	struct ibv_qp *qa = qp_create(a, IBV_QPT_RC, 16);
+	struct ibv_qp *qb = qp_create(b, IBV_QPT_RC, 16);
+	int refused[3], i, st, untouched = 1, only = 0;
+	struct st_path pa = ops_path;
+	struct ibv_send_wr *bad;
+	struct ibv_wc wc;
+
+	pa.dgid = b->d.gid;
+	pa.sgid_index = a->d.gid_index;
+	pa.mtu = a->d.mtu;
+	pa.dest_qpn = qb->qp_num;
+	qp_connect_to(qb, b, a, qa->qp_num, 0, 1);
+	memset(b->buf, 0, 4 * 4096);
+	for (i = 0; i <= 3; i++) {
+		struct ibv_sge sge = { .addr = (uintptr_t)a->buf + i * 4096,
+				       .length = 4096, .lkey = a->mr->lkey };
+		struct ibv_send_wr wr = {
+			.opcode = IBV_WR_RDMA_WRITE, .wr_id = 0x70 + i,
+			.sg_list = &sge, .num_sge = 1,
+			.send_flags = IBV_SEND_SIGNALED,
+			.wr.rdma = { .remote_addr = (uintptr_t)b->buf + i * 4096,
+				     .rkey = b->mr->rkey },
+		};
+
+		st_pattern_fill(a->buf + i * 4096, 4096, 40 + i);
+		if (i == 1 && st_qp_init(qa, 1, 0))
+			st_bail("to INIT");
+		if (i == 2 && st_qp_rtr(qa, &pa))
+			st_bail("to RTR");
+		if (i == 3 && st_qp_rts(qa, &pa))
+			st_bail("to RTS");
+		st = ibv_post_send(qa, &wr, &bad);
+		if (i < 3)
+			refused[i] = st != 0;
+		else if (st)
+			st_bail("post in RTS");
+	}
+	for (i = 0; i < 3; i++)
+		st_tap_ok(tap, refused[i],
+			  "a post to a QP in %s is refused", states[i]);
+	while (st_poll_one(a->scq, &wc, 1000)) {
+		if (wc.wr_id == 0x73 && wc.status == IBV_WC_SUCCESS)
+			only++;
+		else
+			only = -100;
+		printf("# completion %#llx: %s\n", (unsigned long long)wc.wr_id,
+		       ibv_wc_status_str(wc.status));
+	}
+	for (i = 0; i < 3 * 4096; i++)
+		if (b->buf[i])
+			untouched = 0;
+	st_tap_ok(tap, only == 1 && untouched &&
+		  st_pattern_check(b->buf + 3 * 4096, 4096, 43),
+		  "posts refused in RESET, INIT and RTR never execute once the QP is in RTS: one completion (the Write posted in RTS), their targets untouched");
+	ibv_destroy_qp(qa);
+	ibv_destroy_qp(qb);
+}
+
+/* (f) an SRQ's receive WQEs are checked against the SRQ's PD. */
+static void verbs_srq_pd(struct end *a, struct end *b)
+{
+	struct st_tap *tap = a->tap;
+	struct ibv_pd *pd2 = ibv_alloc_pd(b->d.ctx);
+	struct ibv_srq_init_attr sa = { .attr = { .max_wr = 16, .max_sge = 1 } };
+	struct ibv_srq *srq = pd2 ? ibv_create_srq(pd2, &sa) : NULL;
+	struct ibv_mr *m2 = pd2 ? ibv_reg_mr(pd2, b->buf + 16384, 4096,
+					     IBV_ACCESS_LOCAL_WRITE) : NULL;
+	struct ibv_qp *qa, *qb;
+	struct ibv_sge sge;
+	struct ibv_recv_wr rw = { .sg_list = &sge, .num_sge = 1 }, *bad;
+	struct ibv_wc wc;
+	int st, rst;
+
+	if (!srq || !m2)
+		st_bail("PD, SRQ, MR");
+	qa = qp_create(a, IBV_QPT_RC, 8);
+	qb = qp_on_srq(b, srq);	/* the QP in b->pd, the SRQ in pd2 */
+	qp_connect(qa, a, b, qb->qp_num);
+	qp_connect(qb, b, a, qa->qp_num);
+	sge = (struct ibv_sge){ .addr = (uintptr_t)b->buf + 16384,
+				.length = 64, .lkey = m2->lkey };
+	rw.wr_id = 0x80;
+	if (ibv_post_srq_recv(srq, &rw, &bad))
+		st_bail("post srq recv");
+	st_pattern_fill(a->buf, 64, 50);
+	st = send_one(a, qa, 64);
+	rst = st_poll_one(b->rcq, &wc, 5000) ? (int)wc.status : -1;
+	st_tap_ok(tap, st == IBV_WC_SUCCESS && rst == IBV_WC_SUCCESS &&
+		  st_pattern_check(b->buf + 16384, 64, 50),
+		  "SRQ of another PD than its QP's: a receive through an MR of the SRQ's PD succeeds (%s, %s)",
+		  st_wc_str(st), st_wc_str(rst));
+	sge = (struct ibv_sge){ .addr = (uintptr_t)b->buf, .length = 64,
+				.lkey = b->mr->lkey };
+	rw.wr_id = 0x81;
+	if (ibv_post_srq_recv(srq, &rw, &bad))
+		st_bail("post srq recv");
+	st = send_one(a, qa, 64);
+	rst = st_poll_one(b->rcq, &wc, 5000) ? (int)wc.status : -1;
+	st_tap_ok(tap, rst == IBV_WC_LOC_PROT_ERR &&
+		  st == IBV_WC_REM_OP_ERR,
+		  "SRQ: a receive WQE through an MR of the QP's PD but not the SRQ's: local protection error at the receiver (%s), remote operational error at the sender (%s)",
+		  st_wc_str(rst), st_wc_str(st));
+	ibv_destroy_qp(qa);
+	ibv_destroy_qp(qb);
+	ibv_destroy_srq(srq);
+	ibv_dereg_mr(m2);
+	ibv_dealloc_pd(pd2);
+}
+
+static void test_verbs(struct end *a, struct end *b)
+{
+	__u32 off = 512 * 1024, wlen = 256 * 1024;
+	struct ibv_mr *bm = ibv_reg_mr(b->pd, b->buf + off, wlen,
+				       IBV_ACCESS_LOCAL_WRITE |
+				       IBV_ACCESS_REMOTE_WRITE |
+				       IBV_ACCESS_REMOTE_READ |
+				       IBV_ACCESS_MW_BIND);
+	__u64 base = (uintptr_t)b->buf + off;
+
+	if (!bm)
+		st_bail("MR with MW_BIND");
+	verbs_mw(a, b, bm, base);
+	verbs_zero(a, b);
+	verbs_zero_based(a, b, bm, base);
+	verbs_rnr(a, b);
+	verbs_early_post(a, b);
+	verbs_srq_pd(a, b);
+	if (ibv_dereg_mr(bm))
+		st_tap_ok(a->tap, 0, "the windows' MR deregisters at the end");
+}
+
 int main(int argc, char **argv)
 {
 	struct st_tap tap = {};
@@ -1877,7 +2559,7 @@ int main(int argc, char **argv)
 
 	if (argc < 4) {
 		fprintf(stderr,
-			"usage: %s ud|mw|rereg|events|edge|flush A B | uc A B MSGS SIZE all|loss\n",
+			"usage: %s ud|mw|rereg|events|edge|flush|verbs A B | uc A B MSGS SIZE all|loss\n",
 			argv[0]);
 		return 2;
 	}
@@ -1895,6 +2577,8 @@ int main(int argc, char **argv)
 		test_edge(&a, &b);
 	} else if (!strcmp(argv[1], "flush")) {
 		test_flush(&a, &b);
+	} else if (!strcmp(argv[1], "verbs")) {
+		test_verbs(&a, &b);
 	} else if (!strcmp(argv[1], "uc") && argc == 7) {
 		test_uc(&a, &b, strtoul(argv[4], NULL, 0),
 			strtoul(argv[5], NULL, 0), !strcmp(argv[6], "all"));

@@ -317,8 +317,12 @@ static void check_mr(struct vt *v)
 					     IBV_ACCESS_REMOTE_WRITE),
 				  mr_destroy), EINVAL,
 		     "reg_mr REMOTE_WRITE without LOCAL_WRITE");
+	/* IBA 10.6.3: a region's length may be zero (issue 19). */
 	expect_errno(t, PTR_ERRNO(ibv_reg_mr(pd, buf, 0, IBV_ACCESS_LOCAL_WRITE),
-				  mr_destroy), EINVAL, "reg_mr length 0");
+				  mr_destroy), 0, "reg_mr length 0");
+	expect_errno(t, PTR_ERRNO(ibv_reg_mr(pd, buf, len, IBV_ACCESS_LOCAL_WRITE |
+					     IBV_ACCESS_ZERO_BASED), mr_destroy),
+		     0, "reg_mr ZERO_BASED");
 	expect_errno(t, PTR_ERRNO(ibv_reg_mr(pd, buf, len, IBV_ACCESS_LOCAL_WRITE |
 					     IBV_ACCESS_MW_BIND), mr_destroy),
 		     0, "reg_mr MW_BIND (memory windows)");

@@ -720,9 +720,11 @@ static inline struct srnic_skb_cb *srnic_skb_cb(struct sk_buff *skb)
 /**
  * struct srnic_mr - a memory region
  * @ibmr: the core's MR
- * @umem: pinned user pages, NULL for a DMA MR
+ * @umem: pinned user pages; NULL for a DMA MR and a zero-length user MR
+ * @user: user memory (a zero-length MR has no @umem, and no byte)
+ * @start: user MRs: the user address of the first byte
  * @pd: its PD (the core sets ibmr.pd only after registration returns)
- * @iova: first virtual address the MR covers
+ * @iova: first virtual address the MR covers (0 for a zero-based MR)
  * @length: bytes covered
  * @access: IB_ACCESS_* rights
  * @index: key index in srnic_dev::mr_xa
@@ -746,6 +748,8 @@ static inline struct srnic_skb_cb *srnic_skb_cb(struct sk_buff *skb)
 struct srnic_mr {
 	struct ib_mr ibmr;
 	struct ib_umem *umem;
+	bool user;
+	u64 start;
 	struct ib_pd *pd;
 	u64 iova;
 	u64 length;
@@ -924,7 +928,7 @@ enum ib_wc_status srnic_mw_bind(struct srnic_qp *qp,
 				const struct srnic_send_wqe *w);
 int srnic_invalidate(struct srnic_qp *qp, u32 rkey, bool remote);
 int srnic_rkey_get(struct srnic_qp *qp, u32 rkey, u64 va, u64 len,
-		   int access, struct srnic_mr **mrp);
+		   int access, struct srnic_mr **mrp, u64 *addr);
 int srnic_mr_check(const struct srnic_mr *mr, const struct ib_pd *pd,
 		   u64 addr, u64 len, int access);
 
@@ -997,6 +1001,7 @@ void srnic_qp_fail(struct srnic_qp *qp, enum ib_event_type ev);
 void srnic_qp_event(struct srnic_qp *qp, enum ib_event_type type);
 void srnic_flush_rq(struct srnic_qp *qp);
 void srnic_req_fail(struct srnic_qp *qp, u32 index, enum ib_wc_status st);
+u32 srnic_req_discard(struct srnic_qp *qp);
 bool srnic_post_ud_wc(struct srnic_qp *qp, u64 wr_id,
 		      enum ib_wc_status status, u32 byte_len, __be32 imm,
 		      int flags, bool solicited, const struct srnic_wc_src *src);

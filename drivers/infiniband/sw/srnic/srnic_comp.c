@@ -512,6 +512,7 @@ static bool srnic_comp_ack(struct srnic_qp *qp, struct srnic_pkt *pkt)
 	u8 type = pkt->syndrome & SRNIC_AETH_TYPE_MASK;
 	u8 value = pkt->syndrome & SRNIC_AETH_VALUE_MASK;
 	struct srnic_swqe *s;
+	bool acked;
 
 	switch (type) {
 	case SRNIC_AETH_ACK:
@@ -535,12 +536,19 @@ static bool srnic_comp_ack(struct srnic_qp *qp, struct srnic_pkt *pkt)
 			  usecs_to_jiffies(srnic_rnr_usecs[value]) + 1);
 		return true;
 	case SRNIC_AETH_NAK:
-		srnic_ack_upto(qp, srnic_psn_add(pkt->psn, -1));
+		acked = srnic_ack_upto(qp, srnic_psn_add(pkt->psn, -1));
 		s = srnic_req_find(qp, pkt->psn);
 		if (!s)
-			return false;
+			return acked;
 		if (value == SRNIC_NAK_PSN_SEQ_ERR) {
 			srnic_counter_inc(sdev, SRNIC_CNT_RCVD_SEQ_ERR);
+			/*
+			 * The later packets of a message an RNR NAK stopped
+			 * (a responder such as rdma_rxe NAKs the first one
+			 * out of sequence): the RNR timer resends them.
+			 */
+			if (req->rnr_wait)
+				return acked;
 			if (!req->retry_left) {
 				srnic_counter_inc(sdev, SRNIC_CNT_RETRY_EXC);
 				srnic_req_fail_locked(qp, s,
@@ -572,8 +580,10 @@ void srnic_comp_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 {
 	struct srnic_req *req = &qp->req;
 	enum ib_qp_state state = READ_ONCE(qp->state);
+	u8 type = pkt->syndrome & SRNIC_AETH_TYPE_MASK;
 	bool moved = false, fail;
 	enum srnic_psn_win win;
+	u32 una;
 
 	if (state != IB_QPS_RTS && state != IB_QPS_SQD && state != IB_QPS_SQE)
 		return;
@@ -594,6 +604,7 @@ void srnic_comp_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 		}
 	}
 
+	una = req->una;
 	switch (pkt->opcode) {
 	case SRNIC_OP_ACKNOWLEDGE:
 		moved = srnic_comp_ack(qp, pkt);
@@ -606,8 +617,19 @@ void srnic_comp_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 		break;
 	}
 	if (moved) {
-		req->retry_left = qp->retry_cnt;
-		if ((pkt->syndrome & SRNIC_AETH_TYPE_MASK) != SRNIC_AETH_RNR_NAK)
+		/*
+		 * Forward progress renews the retry budgets; a NAK that
+		 * acknowledges nothing new does not. Else the sequence NAKs
+		 * answering the rest of a multi-packet message after its RNR
+		 * NAK renewed rnr_left each round, and a Send into an empty
+		 * receive queue never ended in IB_WC_RNR_RETRY_EXC_ERR.
+		 */
+		bool progress = pkt->opcode != SRNIC_OP_ACKNOWLEDGE ||
+				type == SRNIC_AETH_ACK || req->una != una;
+
+		if (progress)
+			req->retry_left = qp->retry_cnt;
+		if (progress && type != SRNIC_AETH_RNR_NAK)
 			req->rnr_left = qp->rnr_retry;
 		srnic_req_complete(qp);
 		if (!req->rnr_wait &&
@@ -640,6 +662,46 @@ void srnic_req_fail(struct srnic_qp *qp, u32 index, enum ib_wc_status status)
 	qp->req.flushing = true;
 	spin_unlock_bh(&qp->req.lock);
 	srnic_qp_error(qp);
+}
+
+/**
+ * srnic_req_discard() - forget the WQEs a refused doorbell announced
+ * @qp: a user QP in RESET, INIT or RTR; caller holds state_lock
+ *
+ * librxe writes its WQEs into the ring before it rings the doorbell, and
+ * does not take them back when the doorbell fails: a post to a QP that
+ * cannot send yet returned an error, so those WQEs must never execute
+ * (IBA 10.8.3.1: a WR the verb refused is not posted) - not when the QP
+ * reaches RTS either. They are released unread, with no completion; a
+ * QP that cannot send has issued nothing, so every WQE in the ring is one
+ * of them.
+ *
+ * Context: process context.
+ * Return: how many were discarded (at most the ring's size).
+ */
+u32 srnic_req_discard(struct srnic_qp *qp)
+{
+	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
+	struct srnic_req *req = &qp->req;
+	u32 mask = qp->sq.queue.index_mask, n = 0;
+	u32 prod;
+
+	spin_lock_bh(&req->lock);
+	/* Read once: a bound on the loop, whatever user space writes. */
+	prod = srnic_queue_producer(&qp->sq.queue);
+	if (req->comp == req->issue) {
+		while ((req->comp & mask) != (prod & mask) && n <= mask) {
+			req->comp++;
+			srnic_queue_advance_consumer(&qp->sq.queue);
+			n++;
+		}
+		req->issue = req->comp;
+		req->cur = req->comp;
+		req->cur_pkt = 0;
+		srnic_pf_restart(&sdev->pool, &req->pfq, req->comp);
+	}
+	spin_unlock_bh(&req->lock);
+	return n;
 }
 
 /* Complete everything left on the send queue with flush status. */

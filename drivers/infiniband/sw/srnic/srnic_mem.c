@@ -95,6 +95,8 @@ int srnic_mr_store64(struct srnic_mr *mr, u64 va, u64 val)
 		}
 		return srnic_mr_copy(mr, va, &val, sizeof(val), true);
 	}
+	if (mr->user && !mr->umem)
+		return -EFAULT;	/* zero-length: never passes a range check */
 	if (!mr->umem) {
 		WRITE_ONCE(*(u64 *)(uintptr_t)va, val);
 		return 0;
@@ -151,6 +153,11 @@ int srnic_mr_copy(struct srnic_mr *mr, u64 va, void *buf, u32 len,
 	}
 	if (mr->fr_pages)
 		return 0;
+	if (mr->user && !mr->umem) {
+		if (!to_mr)
+			memset(buf, 0, len);
+		return -EFAULT;	/* zero-length: never passes a range check */
+	}
 	if (!mr->umem) {
 		void *addr = (void *)(uintptr_t)va;
 

@@ -28,7 +28,8 @@
  */
 #define SRNIC_MR_ACCESS_FLAGS (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 			       IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
-			       IB_ACCESS_MW_BIND | SRNIC_ACCESS_FLUSH_GLOBAL)
+			       IB_ACCESS_MW_BIND | IB_ZERO_BASED | \
+			       SRNIC_ACCESS_FLUSH_GLOBAL)
 
 /**
  * srnic_mr_alloc() - allocate an MR and reserve its key
@@ -278,17 +279,20 @@ struct ib_mr *srnic_get_dma_mr(struct ib_pd *ibpd, int access)
  * srnic_reg_user_mr() - register user memory
  * @ibpd: the PD
  * @start: user virtual address of the memory
- * @length: bytes, 1..max_mr_size
- * @iova: the address remote peers use for @start
+ * @length: bytes, 0..max_mr_size
+ * @iova: the address remote peers use for @start; with IB_ZERO_BASED
+ *	in @access the MR's addresses are offsets from its first byte
  * @access: access rights
  * @udata: unused
  *
- * The pages are pinned (ib_umem) for the MR's lifetime.
+ * The pages are pinned (ib_umem) for the MR's lifetime. A zero-length
+ * MR pins nothing; it has keys, and only zero-byte accesses pass its
+ * range check (IBA 10.6.3: the length of a region may be zero).
  *
  * Context: process context.
  * Return: the MR or an ERR_PTR: -EINVAL for a bad length or wrapping
- * range, -EOPNOTSUPP for unsupported rights (memory windows, on-demand
- * paging), -ENOMEM past max_mr.
+ * range, -EOPNOTSUPP for unsupported rights (on-demand paging),
+ * -ENOMEM past max_mr.
  */
 struct ib_mr *srnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata)
@@ -297,7 +301,9 @@ struct ib_mr *srnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	struct srnic_mr *mr;
 	struct ib_umem *umem;
 
-	if (!length || length > sdev->attr.max_mr_size ||
+	if (access & IB_ZERO_BASED)
+		iova = 0;
+	if (length > sdev->attr.max_mr_size ||
 	    iova + length < iova || start + length < start) {
 		srnic_dbg(sdev, "bad range start %#llx iova %#llx length %#llx\n",
 			  start, iova, length);
@@ -306,6 +312,13 @@ struct ib_mr *srnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 	mr = srnic_mr_alloc(sdev, ibpd, access);
 	if (IS_ERR(mr))
 		return ERR_CAST(mr);
+	mr->user = true;
+	mr->start = start;
+	mr->iova = iova;
+	if (!length) {
+		srnic_mr_publish(sdev, mr);
+		return &mr->ibmr;
+	}
 
 	umem = ib_umem_get(&sdev->ibdev, start, length, mr->access);
 	if (IS_ERR(umem)) {
@@ -315,7 +328,6 @@ struct ib_mr *srnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 		return ERR_CAST(umem);
 	}
 	mr->umem = umem;
-	mr->iova = iova;
 	mr->length = length;
 	if (srnic_mr_map_pages(mr)) {
 		srnic_mr_destroy(sdev, mr);
@@ -410,9 +422,11 @@ enum ib_wc_status srnic_mr_fast_reg(struct srnic_qp *qp,
 	struct srnic_mr *mr = to_smr(w->reg.mr);
 	int access = w->reg.access & ~IB_ACCESS_OPTIONAL;
 
+	/* Zero-based fast registration: not offered. */
 	if (!mr->fr_pages || mr->pd != qp->ibqp.pd ||
 	    (w->reg.key >> 8) != mr->index || READ_ONCE(mr->valid) ||
-	    (access & ~SRNIC_MR_ACCESS_FLAGS) || !mr->ibmr.length)
+	    (access & ~SRNIC_MR_ACCESS_FLAGS) || (access & IB_ZERO_BASED) ||
+	    !mr->ibmr.length)
 		return IB_WC_MW_BIND_ERR;
 	/* Every byte of the range lies in a listed page. */
 	if ((mr->ibmr.iova & (mr->ibmr.page_size - 1)) + mr->ibmr.length >
@@ -454,13 +468,13 @@ struct ib_mr *srnic_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
 {
 	struct srnic_mr *old = to_smr(ibmr);
 
-	if (!old->umem)
+	if (!old->user)
 		return ERR_PTR(-EINVAL);
 	/* The core deregisters the old MR: it must not have windows. */
 	if (atomic_read(&old->n_mw))
 		return ERR_PTR(-EBUSY);
 	if (!(flags & IB_MR_REREG_TRANS)) {
-		start = old->umem->address;
+		start = old->start;
 		length = old->length;
 		iova = old->iova;
 	}

@@ -140,18 +140,25 @@ enum ib_wc_status srnic_mw_bind(struct srnic_qp *qp,
 	struct srnic_mw *mw;
 	int need = 0;
 
-	/* Local write means nothing for a window; zero-based: not here. */
-	if (w->mw.access & ~(SRNIC_MW_ACCESS | IB_ACCESS_LOCAL_WRITE))
+	/* Local write means nothing for a window. */
+	if (w->mw.access & ~(SRNIC_MW_ACCESS | IB_ACCESS_LOCAL_WRITE |
+			     IB_ZERO_BASED))
 		return st;
-	if ((w->mw.new_rkey >> 8) != (w->mw.mw_rkey >> 8))
-		return st;	/* a bind changes the key byte only */
 	if (w->mw.access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC))
 		need = IB_ACCESS_LOCAL_WRITE;	/* IBA 10.6.7.2.1 */
 
 	rcu_read_lock();
+	/*
+	 * The verb names the window by its handle, not its key (IBA
+	 * 10.6.7.2): the index in mw_rkey finds it, whatever key byte the
+	 * consumer last knew (librxe never updates a type 2 window's
+	 * ibv_mw.rkey); the PD check keeps it to the consumer's own windows.
+	 */
 	mw = srnic_mw_find(sdev, w->mw.mw_rkey);
-	if (!mw || mw->ibmw.rkey != w->mw.mw_rkey ||
-	    mw->ibmw.pd != qp->ibqp.pd)
+	if (!mw || mw->ibmw.pd != qp->ibqp.pd)
+		goto out;
+	/* Zero-based: type 2 only (IBA o10-36.2.2). */
+	if ((w->mw.access & IB_ZERO_BASED) && mw->ibmw.type != IB_MW_TYPE_2)
 		goto out;
 	if (w->mw.length || mw->ibmw.type == IB_MW_TYPE_2) {
 		mr = srnic_mr_get(sdev, w->mw.mr_lkey, SRNIC_LKEY);
@@ -168,7 +175,8 @@ enum ib_wc_status srnic_mw_bind(struct srnic_qp *qp,
 		goto out;	/* a bound type 2 window must be freed first */
 	}
 	srnic_mw_unbind(mw);
-	mw->ibmw.rkey = w->mw.new_rkey;
+	/* The consumer owns the key byte only; the index is the window's. */
+	mw->ibmw.rkey = (mw->index << 8) | (w->mw.new_rkey & 0xff);
 	if (mr && !srnic_mr_bind_window(sdev, mr)) {
 		spin_unlock_irqrestore(&mw->lock, flags);
 		goto out;	/* the MR is being deregistered */
@@ -177,7 +185,7 @@ enum ib_wc_status srnic_mw_bind(struct srnic_qp *qp,
 		mw->mr = mr;
 		mw->addr = w->mw.addr;
 		mw->length = w->mw.length;
-		mw->access = w->mw.access & SRNIC_MW_ACCESS;
+		mw->access = w->mw.access & (SRNIC_MW_ACCESS | IB_ZERO_BASED);
 		mw->qpn = mw->ibmw.type == IB_MW_TYPE_2 ? qp->ibqp.qp_num : 0;
 		mw->valid = true;
 	}
@@ -252,16 +260,19 @@ int srnic_invalidate(struct srnic_qp *qp, u32 rkey, bool remote)
  * @len: bytes (> 0)
  * @access: the right needed (IB_ACCESS_REMOTE_*)
  * @mrp: set to the MR holding the bytes, held (srnic_mr_put())
+ * @addr: set to the MR address of @va (what srnic_mr_copy() takes)
  *
- * For an MR: its PD, rights and range. For a window: bound, its PD, its
- * QP (type 2), its rights and range; the bytes are then the MR's at the
- * same addresses (windows are not zero-based).
+ * For an MR: its PD, rights and range; @va is an MR address (a
+ * zero-based MR's addresses start at 0). For a window: bound, its PD,
+ * its QP (type 2), its rights and range; the bytes are the MR's at the
+ * same addresses, or, for a zero-based window, @va is an offset from
+ * the window's first byte.
  *
  * Context: any; never sleeps.
  * Return: 0 or -errno (-EPERM, -EACCES, -ERANGE, -ENOENT).
  */
 int srnic_rkey_get(struct srnic_qp *qp, u32 rkey, u64 va, u64 len,
-		   int access, struct srnic_mr **mrp)
+		   int access, struct srnic_mr **mrp, u64 *addr)
 {
 	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
 	struct srnic_mr *mr = NULL;
@@ -270,6 +281,7 @@ int srnic_rkey_get(struct srnic_qp *qp, u32 rkey, u64 va, u64 len,
 	int err = -ENOENT;
 
 	*mrp = NULL;
+	*addr = va;
 	rcu_read_lock();
 	mw = srnic_mw_find(sdev, rkey);
 	if (!mw) {
@@ -294,10 +306,13 @@ int srnic_rkey_get(struct srnic_qp *qp, u32 rkey, u64 va, u64 len,
 		err = -EPERM;
 	else if ((mw->access & access) != access)
 		err = -EACCES;
-	else if (!srnic_mr_range_ok(mw->addr, mw->length, va, len))
+	else if (!srnic_mr_range_ok((mw->access & IB_ZERO_BASED) ? 0 : mw->addr,
+				    mw->length, va, len))
 		err = -ERANGE;
 	else if (refcount_inc_not_zero(&mw->mr->ref))
 		mr = mw->mr;
+	if (mr && (mw->access & IB_ZERO_BASED))
+		*addr = mw->addr + va;
 	spin_unlock_irqrestore(&mw->lock, flags);
 	rcu_read_unlock();
 	if (!mr)

@@ -236,6 +236,15 @@ int srnic_rwqe_take(struct srnic_qp *qp, struct srnic_rwqe *rw)
 	return err;
 }
 
+/*
+ * The PD a receive WQE's L_Keys are checked against: an SRQ's own (IBA
+ * 10.2.9: an SRQ belongs to a PD, which may differ from the QP's).
+ */
+static struct ib_pd *srnic_rwqe_pd(const struct srnic_qp *qp)
+{
+	return qp->srq ? qp->srq->ibsrq.pd : qp->ibqp.pd;
+}
+
 /* Make sure the current message has a receive WQE. */
 static enum srnic_resp_verdict srnic_resp_need_rwqe(struct srnic_qp *qp)
 {
@@ -293,7 +302,7 @@ static enum srnic_resp_verdict srnic_resp_send(struct srnic_qp *qp,
 		resp->have_rwqe = false;
 		return SRNIC_RESP_INVALID_WC;
 	}
-	err = srnic_sge_copy(sdev, qp->ibqp.pd, resp->rwqe.sge,
+	err = srnic_sge_copy(sdev, srnic_rwqe_pd(qp), resp->rwqe.sge,
 			     resp->rwqe.num_sge, resp->roff, (void *)payload,
 			     pkt->paylen, true);
 	if (err) {
@@ -333,18 +342,22 @@ static enum srnic_resp_verdict srnic_resp_send(struct srnic_qp *qp,
 	return SRNIC_RESP_OK;
 }
 
-/* Look up and check an rkey for [va, va + len). */
+/*
+ * Look up and check an rkey for [va, va + len); *addr is the MR address
+ * of va (a zero-based window's va is an offset into it).
+ */
 static enum srnic_resp_verdict srnic_resp_rkey(struct srnic_qp *qp, u32 rkey,
 					       u64 va, u32 len, int access,
-					       struct srnic_mr **mrp)
+					       struct srnic_mr **mrp, u64 *addr)
 {
 	*mrp = NULL;
+	*addr = va;
 	if (!(qp->access_flags & access))
 		return SRNIC_RESP_ACCESS;
 	if (!len)
-		return SRNIC_RESP_OK;
+		return SRNIC_RESP_OK;	/* C9-88: no key, no address checked */
 	/* An MR's key or a memory window's (srnic_mw.c). */
-	if (srnic_rkey_get(qp, rkey, va, len, access, mrp))
+	if (srnic_rkey_get(qp, rkey, va, len, access, mrp, addr))
 		return SRNIC_RESP_ACCESS;
 	return SRNIC_RESP_OK;
 }
@@ -364,6 +377,7 @@ static enum srnic_resp_verdict srnic_resp_write(struct srnic_qp *qp,
 	u32 flags = pkt->info->flags;
 	struct srnic_mr *mr = NULL;
 	enum srnic_resp_verdict v;
+	u64 addr = 0;
 
 	if (!srnic_resp_len_ok(qp, pkt))
 		return SRNIC_RESP_INVALID;
@@ -371,7 +385,7 @@ static enum srnic_resp_verdict srnic_resp_write(struct srnic_qp *qp,
 		if (pkt->dma_len > SRNIC_MAX_MSG_SIZE)
 			return SRNIC_RESP_INVALID;
 		v = srnic_resp_rkey(qp, pkt->rkey, pkt->va, pkt->dma_len,
-				    IB_ACCESS_REMOTE_WRITE, &mr);
+				    IB_ACCESS_REMOTE_WRITE, &mr, &addr);
 		if (v)
 			return v;
 		resp->wrkey = pkt->rkey;
@@ -386,7 +400,7 @@ static enum srnic_resp_verdict srnic_resp_write(struct srnic_qp *qp,
 	}
 	if (!(flags & SRNIC_OPF_FIRST) && pkt->paylen) {
 		v = srnic_resp_rkey(qp, resp->wrkey, resp->wva, pkt->paylen,
-				    IB_ACCESS_REMOTE_WRITE, &mr);
+				    IB_ACCESS_REMOTE_WRITE, &mr, &addr);
 		if (v)
 			goto out;
 	}
@@ -397,7 +411,7 @@ static enum srnic_resp_verdict srnic_resp_write(struct srnic_qp *qp,
 			goto out;	/* RNR on a first packet: the retry starts over */
 	}
 	if (pkt->paylen &&
-	    srnic_place_write(mr, resp->wva, payload, pkt->paylen)) {
+	    srnic_place_write(mr, addr, payload, pkt->paylen)) {
 		v = SRNIC_RESP_ACCESS;	/* invalidated and remapped meanwhile */
 		goto out;
 	}
@@ -457,21 +471,21 @@ static enum srnic_resp_verdict srnic_resp_atomic_write(struct srnic_qp *qp,
 	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
 	enum srnic_resp_verdict v;
 	struct srnic_mr *mr;
-	u64 val;
+	u64 val, addr;
 	int err;
 
 	if (pkt->dma_len != sizeof(val) || pkt->paylen != sizeof(val) ||
 	    (pkt->va & 7))
 		return SRNIC_RESP_INVALID;
 	v = srnic_resp_rkey(qp, pkt->rkey, pkt->va, sizeof(val),
-			    IB_ACCESS_REMOTE_WRITE, &mr);
+			    IB_ACCESS_REMOTE_WRITE, &mr, &addr);
 	if (v)
 		return v;
 	memcpy(&val, payload, sizeof(val));
 	/* The Writes before it are visible before the 8 bytes are. */
 	smp_wmb();
 	spin_lock(&sdev->atomic_lock);
-	err = srnic_mr_store64(mr, pkt->va, val);
+	err = srnic_mr_store64(mr, addr, val);
 	spin_unlock(&sdev->atomic_lock);
 	srnic_mr_put(mr);
 	if (err)
@@ -500,6 +514,7 @@ static enum srnic_resp_verdict srnic_resp_flush(struct srnic_qp *qp,
 	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
 	struct srnic_mr *mr;
 	int access = 0;
+	u64 addr;
 
 	if (!pkt->flush_type ||
 	    (pkt->flush_type & ~(SRNIC_FLUSH_GLOBAL | SRNIC_FLUSH_PERSISTENT)) ||
@@ -523,7 +538,7 @@ static enum srnic_resp_verdict srnic_resp_flush(struct srnic_qp *qp,
 	} else if (!pkt->dma_len) {
 		mr = NULL;	/* an empty range: nothing to check */
 	} else if (srnic_rkey_get(qp, pkt->rkey, pkt->va, pkt->dma_len,
-				  access, &mr)) {
+				  access, &mr, &addr)) {
 		return SRNIC_RESP_ACCESS;
 	}
 	/* Every store placing the requests before this one, made visible. */
@@ -595,12 +610,13 @@ static enum srnic_resp_verdict srnic_resp_read(struct srnic_qp *qp,
 	struct srnic_read_job *job;
 	enum srnic_resp_verdict v;
 	struct srnic_mr *mr;
+	u64 addr;
 
 	if (pkt->dma_len > SRNIC_MAX_MSG_SIZE)
 		return SRNIC_RESP_INVALID;
 	/* Checked for the whole range now, again per response packet. */
 	v = srnic_resp_rkey(qp, pkt->rkey, pkt->va, pkt->dma_len,
-			    IB_ACCESS_REMOTE_READ, &mr);
+			    IB_ACCESS_REMOTE_READ, &mr, &addr);
 	if (v)
 		return v;
 	if (mr)
@@ -631,24 +647,24 @@ static enum srnic_resp_verdict srnic_resp_atomic(struct srnic_qp *qp,
 	enum srnic_resp_verdict v;
 	struct srnic_mr *mr;
 	struct srnic_pkt ack = {};
-	u64 orig, val;
+	u64 orig, val, addr;
 	int err;
 
 	if (pkt->va & 7)
 		return SRNIC_RESP_INVALID;
 	v = srnic_resp_rkey(qp, pkt->rkey, pkt->va, sizeof(u64),
-			    IB_ACCESS_REMOTE_ATOMIC, &mr);
+			    IB_ACCESS_REMOTE_ATOMIC, &mr, &addr);
 	if (v)
 		return v;
 
 	spin_lock(&sdev->atomic_lock);
-	err = srnic_mr_copy(mr, pkt->va, &orig, sizeof(orig), false);
+	err = srnic_mr_copy(mr, addr, &orig, sizeof(orig), false);
 	if (!err) {
 		if (pkt->opcode == SRNIC_OP_COMPARE_SWAP)
 			val = orig == pkt->compare ? pkt->swap_add : orig;
 		else
 			val = orig + pkt->swap_add;
-		err = srnic_mr_copy(mr, pkt->va, &val, sizeof(val), true);
+		err = srnic_mr_copy(mr, addr, &val, sizeof(val), true);
 	}
 	spin_unlock(&sdev->atomic_lock);
 	srnic_mr_put(mr);
@@ -853,6 +869,12 @@ verdict:
 		break;
 	case SRNIC_RESP_RNR:
 		srnic_counter_inc(sdev, SRNIC_CNT_SEND_RNR);
+		/*
+		 * The rest of the message is out of sequence now: dropped
+		 * silently until the requester resends this PSN, not NAKed
+		 * (a sequence NAK would send it back before the RNR delay).
+		 */
+		resp->nak_sent = true;
 		srnic_resp_ack(qp, &out, SRNIC_AETH_RNR_NAK |
 			       (qp->min_rnr_timer & SRNIC_AETH_VALUE_MASK),
 			       pkt->psn);
@@ -1051,9 +1073,9 @@ bool srnic_resp_ud_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 		status = IB_WC_LOC_QP_OP_ERR;
 	else if (len > rw->length)
 		status = IB_WC_LOC_LEN_ERR;
-	else if (srnic_sge_copy(sdev, qp->ibqp.pd, rw->sge, rw->num_sge, 0,
-				&grh, sizeof(grh), true) ||
-		 srnic_sge_copy(sdev, qp->ibqp.pd, rw->sge, rw->num_sge,
+	else if (srnic_sge_copy(sdev, srnic_rwqe_pd(qp), rw->sge, rw->num_sge,
+				0, &grh, sizeof(grh), true) ||
+		 srnic_sge_copy(sdev, srnic_rwqe_pd(qp), rw->sge, rw->num_sge,
 				sizeof(grh), (void *)payload, pkt->paylen,
 				true))
 		status = IB_WC_LOC_PROT_ERR;
@@ -1089,6 +1111,7 @@ int srnic_resp_tx(struct srnic_qp *qp, struct sk_buff_head *out, int budget)
 	struct srnic_read_job *job;
 	struct srnic_mr *mr = NULL;
 	bool failed = false;
+	u64 addr;
 	int n = 0;
 
 	spin_lock_bh(&resp->lock);
@@ -1126,7 +1149,7 @@ int srnic_resp_tx(struct srnic_qp *qp, struct sk_buff_head *out, int budget)
 		 * response with a remote access error NAK for this PSN.
 		 */
 		if (len && srnic_resp_rkey(qp, job->rkey, job->va, len,
-					   IB_ACCESS_REMOTE_READ, &mr)) {
+					   IB_ACCESS_REMOTE_READ, &mr, &addr)) {
 			srnic_resp_ack_how(qp, out, SRNIC_AETH_NAK |
 					   SRNIC_NAK_REM_ACCESS, job->psn,
 					   true);
@@ -1141,7 +1164,7 @@ int srnic_resp_tx(struct srnic_qp *qp, struct sk_buff_head *out, int budget)
 			break;
 		}
 		if (len) {
-			int err = srnic_mr_copy(mr, job->va, data, len, false);
+			int err = srnic_mr_copy(mr, addr, data, len, false);
 
 			srnic_mr_put(mr);
 			mr = NULL;

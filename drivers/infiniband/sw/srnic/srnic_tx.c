@@ -1355,7 +1355,8 @@ void srnic_req_doorbell(struct srnic_qp *qp)
  * writes a user QP's. Either way the doorbell only schedules the
  * prefetch stage: no packet is built in the caller's context.
  *
- * Context: any; never sleeps.
+ * Context: any, never sleeps, for kernel QPs; process context for user
+ * QPs (a refused doorbell takes state_lock to discard what it covered).
  * Return: 0, -EINVAL (QP not ready to send, bad request), -ENOMEM (ring
  * full), -EOPNOTSUPP (an operation kernel users cannot post).
  */
@@ -1369,6 +1370,13 @@ int srnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 
 	if (unlikely(state < IB_QPS_RTS)) {
 		*bad_wr = wr;
+		if (qp->is_user) {
+			/* librxe's doorbell: the WQEs are in the ring. */
+			mutex_lock(&qp->state_lock);
+			if (READ_ONCE(qp->state) < IB_QPS_RTS)
+				srnic_req_discard(qp);
+			mutex_unlock(&qp->state_lock);
+		}
 		return -EINVAL;
 	}
 	if (!qp->is_user) {
