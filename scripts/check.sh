@@ -62,7 +62,8 @@ out=$(realpath "$out")
 if [ $full -eq 1 ]; then
 	# The stock kernels' guests get 6 GiB: srnic_rc's bigread registers
 	# 2 GiB on each side.
-	stock_vol=(SRNIC_RC_BIGREAD=1) stock_vol2=() stock_mem=(--mem 6144)
+	stock_vol=(SRNIC_RC_BIGREAD=1 SRNIC_CLIENTS_REF=1) stock_vol2=()
+	stock_mem=(--mem 6144)
 	ksft_vol=(SRNIC_KSFT_TESTS=all)
 	twohost_vol=(SRNIC_TH_GENS=5000 SRNIC_TH_BYTES=256M SRNIC_TH_PINGS=1000)
 	debug_vol=(SRNIC_RDMA_CORE_NO_REF=1 SRNIC_SOAK_SECONDS=60 SRNIC_SOAK_GENS=100
@@ -82,7 +83,10 @@ else
 		   SRNIC_HOSTILE_ROUNDS=250 SRNIC_FUZZ_PKTS=20000
 		   SRNIC_VFUZZ_SECONDS=40 SRNIC_RDMA_CORE_NO_REF=1
 		   SRNIC_SOAK_SECONDS=20 SRNIC_SOAK_GENS=200 SRNIC_SOAK_BYTES=8M
-		   SRNIC_SOAK_PINGS=100 SRNIC_SELFTESTS_SKIP=srnic_soak.sh)
+		   SRNIC_SOAK_PINGS=100 SRNIC_SELFTESTS_SKIP=srnic_soak.sh
+		   SRNIC_CLIENTS_SECS=2
+		   "SRNIC_QPERF_RXE_TESTS=rc_bw rc_lat rc_rdma_write_bw rc_fetch_add_mr"
+		   "SRNIC_UCX_TESTS=tag_lat tag_bw ucp_put_bw ucp_get ucp_fadd")
 	# The second stock kernel: the interop matrix's lossy half only (its
 	# loss-free cells ran on the first), and no wire check (srnic's
 	# packets are built by the same code on both; it ran on the first).
@@ -91,7 +95,10 @@ else
 	# the debug kernel too).
 	# The fuzz's mutations are the same on both: a quarter of them there;
 	# the verbs fuzzer's sequences differ by seed, not by kernel: 20 s.
-	stock_vol2=("SRNIC_MATRIX_LOSS=1%" SRNIC_SELFTESTS_SKIP=srnic_wire.sh
+	# The real clients (qperf, UCX, libfabric) ran there too: user space
+	# over the same uverbs paths.
+	stock_vol2=("SRNIC_MATRIX_LOSS=1%"
+		    "SRNIC_SELFTESTS_SKIP=srnic_wire.sh srnic_clients.sh"
 		    SRNIC_FUZZ_PKTS=5000 SRNIC_VFUZZ_SECONDS=20)
 	# kselftest: the runner's ways with one test (the rest ran above).
 	ksft_vol=(SRNIC_KSFT_TESTS=srnic_basic.sh)

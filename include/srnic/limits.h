@@ -12,7 +12,7 @@
 #define SRNIC_MAX_PD			0x10000
 #define SRNIC_MAX_AH			0x4000
 #define SRNIC_MAX_CQ			0x4000
-#define SRNIC_MAX_CQE			((1 << 15) - 1)
+#define SRNIC_MAX_CQE			((1 << 17) - 1)
 #define SRNIC_MAX_QP			0x4000
 #define SRNIC_MAX_QP_WR			0x4000
 #define SRNIC_MAX_SGE			32

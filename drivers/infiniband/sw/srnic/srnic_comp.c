@@ -17,6 +17,8 @@
 #define SRNIC_UWC_GRH		BIT(0)
 #define SRNIC_UWC_WITH_IMM	BIT(1)
 #define SRNIC_UWC_WITH_INV	BIT(3)
+/* ibv_wc.sl of a RoCEv2 datagram over IPv4 (mlx5's packet type 2). */
+#define SRNIC_UWC_SL_ROCE_IPV4	2
 
 static enum ib_wc_opcode srnic_wc_opcode(u32 wr_opcode)
 {
@@ -137,6 +139,15 @@ static bool __srnic_post_wc(struct srnic_qp *qp, bool recv, u64 wr_id,
 			if (src) {
 				uwc->src_qp = src->qpn;
 				uwc->wc_flags |= SRNIC_UWC_GRH;
+				/*
+				 * RoCE has no service level: the field says
+				 * what the GRH area holds, as mlx5 reports it
+				 * (2: an IPv4 header at byte 20). UCX before
+				 * 1.19 reads it so, and without it drops every
+				 * IPv4 datagram as addressed to a foreign GID.
+				 */
+				if (src->network_type == RDMA_NETWORK_IPV4)
+					uwc->sl = SRNIC_UWC_SL_ROCE_IPV4;
 			}
 		}
 	} else {
