@@ -16,6 +16,10 @@
 #                        KUnit build (not run by CI)
 #   make kselftest-tree  selftests/ as a kselftest target of a kernel tree
 #   make kunit-intree    the driver in a kernel tree, kunit.py run
+#   make install         srnic.ko into /lib/modules/KVER/updates, depmod
+#                        (every supported kernel; make uninstall undoes it)
+#   make dkms            the same through DKMS (make dkms-remove undoes it)
+#   make deb             build/deb/srnic-dkms_VERSION_all.deb
 #
 # Each kernel gets its own build tree, build/<kver>/, a copy of the
 # sources: Kbuild writes objects next to them, and the two kernels'
@@ -29,6 +33,7 @@ KVERS ?= $(shell $(TOP)/scripts/kvers.sh)
 KVER ?= $(shell $(TOP)/scripts/kvers.sh --default)
 KDIR ?= /lib/modules/$(KVER)/build
 BUILD := $(TOP)/build
+SRNIC_VERSION := $(shell $(TOP)/scripts/version.sh)
 
 SRCS := Kbuild kunit/Kbuild \
 	$(shell cd $(TOP) && find drivers include kunit selftests/kmod -name '*.[ch]')
@@ -48,7 +53,8 @@ modules:
 	@mkdir -p $(BUILD)/$(KVER)
 	@cd $(TOP) && cp --parents -u $(SRCS) $(BUILD)/$(KVER)/
 	@echo "  BUILD   srnic.ko for $(KVER) $(KBUILD_EXTRA)"
-	@$(MAKE) -s -C $(KDIR) M=$(BUILD)/$(KVER) W=1 $(KBUILD_EXTRA) modules \
+	@$(MAKE) -s -C $(KDIR) M=$(BUILD)/$(KVER) W=1 $(KBUILD_EXTRA) \
+		SRNIC_VERSION=$(SRNIC_VERSION) modules \
 		2>&1 | tee $(BUILD)/$(KVER)/build.log | grep -v 'Skipping BTF generation'; \
 	 test $${PIPESTATUS[0]} -eq 0
 	@if grep -E 'warning|error' $(BUILD)/$(KVER)/build.log; then \
@@ -100,6 +106,12 @@ kselftest-tree:
 
 kunit-intree:
 	$(TOP)/scripts/kunit-intree.sh $(KUNIT_INTREE_ARGS)
+
+# Installed like a driver (scripts/install.sh): then "rdma link add"
+# loads srnic by itself.
+.PHONY: install uninstall dkms dkms-remove deb
+install uninstall dkms dkms-remove deb:
+	@$(TOP)/scripts/install.sh $@
 
 clean:
 	rm -rf $(BUILD)

@@ -25,6 +25,11 @@
 #                   kmemleak; built once and cached) and every kunit/ suite
 #   selftests-debug srnic's selftests on that kernel: the sanitizers watch
 #                   the real data path
+#   package         srnic installed like a driver on this host, then
+#                   removed: make deb + apt-get install (DKMS), make
+#                   install, make dkms; a guest of each kernel loads the
+#                   installed module by "rdma link add" alone
+#                   (scripts/package-test.sh, selftests/srnic_autoload.sh)
 #   kunit-intree    (--full only) the driver dropped into linux-source-6.1,
 #                   kunit.py run --kunitconfig=drivers/infiniband/sw/srnic
 #
@@ -271,6 +276,8 @@ fi
 
 stage twohost env "${twohost_vol[@]}" scripts/vm-pair.sh --timeout 1500 \
 	--fail-on-splat --out "$out/twohost" -- selftests/srnic_twohost.sh
+
+stage package env SRNIC_OUT="$out" scripts/package-test.sh
 
 if [ $full -eq 1 ] && [ -x scripts/kunit-intree.sh ]; then
 	stage kunit-intree scripts/kunit-intree.sh

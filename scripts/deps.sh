@@ -23,7 +23,8 @@ pkgs="build-essential bc bison flex libelf-dev libssl-dev dwarves
       linux-image-amd64 linux-headers-amd64 linux-source-6.1
       rdma-core ibverbs-utils ibverbs-providers libibverbs-dev librdmacm-dev
       perftest rdmacm-utils qperf python3-pyverbs iproute2 tshark
-      python3 ethtool iputils-ping nvme-cli fio rsync ucx-utils libfabric-bin"
+      python3 ethtool iputils-ping nvme-cli fio rsync ucx-utils libfabric-bin
+      dkms dh-dkms debhelper xz-utils nfs-kernel-server nfs-common"
 bpo_pkgs="linux-image-6.12*-amd64 linux-headers-6.12*-amd64"
 
 missing=

@@ -10,6 +10,8 @@
 #	srnic_link_add NS NAME NETDEV	"rdma link add NAME type srnic" in NS
 #	srnic_gid_wait DEV ADDR		wait for DEV's RoCEv2 GID of ADDR,
 #					print its index
+#	srnic_run_pair DESC PORT SRV -- CLI	a server in NS_B, its client
+#					in NS_A: one KTAP point
 # SRNIC_SELFTESTS: this folder, in the srnic checkout (selftests/) or as
 # a kselftest target of a kernel tree, source or installed; SRNIC_TOP:
 # the checkout.
@@ -104,6 +106,31 @@ ktap_from_tap() {
 		ktap_test_fail "$2 $((n + 1)): did not run"
 		n=$((n + 1))
 	done
+}
+
+# srnic_run_pair DESC PORT SERVER... -- CLIENT...: one KTAP point, the
+# server in NS_B (listening on TCP PORT), the client in NS_A, 60 s each;
+# both must exit 0.
+srnic_run_pair() {
+	local desc=$1 port=$2 srv=() cli=() spid src=0 crc=0
+	shift 2
+	while [ "$1" != -- ]; do srv+=("$1"); shift; done
+	shift
+	cli=("$@")
+	ip netns exec "$NS_B" timeout 60 "${srv[@]}" >"$SRNIC_TMP/srv" 2>&1 &
+	spid=$!
+	wait_until 20 server_listening "$NS_B" "$port" ||
+		ktap_print_msg "nothing listens on port $port after 20 s"
+	ip netns exec "$NS_A" timeout 60 "${cli[@]}" >"$SRNIC_TMP/cli" 2>&1 || crc=$?
+	wait "$spid" || src=$?
+	if [ $src -eq 0 ] && [ $crc -eq 0 ]; then
+		ktap_test_pass "$desc"
+	else
+		ktap_print_msg "server exit $src, client exit $crc"
+		show_file "$SRNIC_TMP/srv" 20
+		show_file "$SRNIC_TMP/cli" 20
+		ktap_test_fail "$desc"
+	fi
 }
 
 # rdma_dev_exists NAME: the RDMA device is registered.

@@ -51,33 +51,10 @@ else
 	ktap_test_fail "srnic0's GIDs: the default one and IPv4, no IPv6 address"
 fi
 
-# run_pair DESC PORT SERVER... -- CLIENT...: server in NS_B, client in NS_A.
-run_pair() {
-	local desc=$1 port=$2 srv=() cli=() spid src=0 crc=0
-	shift 2
-	while [ "$1" != -- ]; do srv+=("$1"); shift; done
-	shift
-	cli=("$@")
-	ip netns exec "$NS_B" timeout 60 "${srv[@]}" >"$SRNIC_TMP/srv" 2>&1 &
-	spid=$!
-	wait_until 20 server_listening "$NS_B" "$port" ||
-		ktap_print_msg "nothing listens on port $port after 20 s"
-	ip netns exec "$NS_A" timeout 60 "${cli[@]}" >"$SRNIC_TMP/cli" 2>&1 || crc=$?
-	wait "$spid" || src=$?
-	if [ $src -eq 0 ] && [ $crc -eq 0 ]; then
-		ktap_test_pass "$desc"
-	else
-		ktap_print_msg "server exit $src, client exit $crc"
-		show_file "$SRNIC_TMP/srv" 20
-		show_file "$SRNIC_TMP/cli" 20
-		ktap_test_fail "$desc"
-	fi
-}
-
-run_pair "rping -V -C 200 over IPv4 (rdma_cm)" 7471 \
+srnic_run_pair "rping -V -C 200 over IPv4 (rdma_cm)" 7471 \
 	rping -s -V -a "$VETH_B_IP4" -p 7471 -C 200 -- \
 	rping -c -V -a "$VETH_B_IP4" -p 7471 -C 200
-run_pair "ibv_rc_pingpong -n 200 -s 65536 over IPv4 GIDs" 7472 \
+srnic_run_pair "ibv_rc_pingpong -n 200 -s 65536 over IPv4 GIDs" 7472 \
 	ibv_rc_pingpong -d srnic1 -g "$gb" -p 7472 -n 200 -s 65536 -c -- \
 	ibv_rc_pingpong -d srnic0 -g "$ga" -p 7472 -n 200 -s 65536 -c "$VETH_B_IP4"
 

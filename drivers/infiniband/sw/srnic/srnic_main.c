@@ -23,6 +23,11 @@
 MODULE_AUTHOR("srnic developers");
 MODULE_DESCRIPTION("srnic: software RoCEv2 RDMA NIC");
 MODULE_LICENSE("Dual BSD/GPL");
+/* scripts/version.sh's, passed by Kbuild; "modinfo srnic" shows it. */
+#ifndef SRNIC_VERSION
+#define SRNIC_VERSION "0.1.0"
+#endif
+MODULE_VERSION(SRNIC_VERSION);
 
 /* All srnic devices, registered or being registered. */
 static LIST_HEAD(srnic_devices);
