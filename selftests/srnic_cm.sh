@@ -40,7 +40,8 @@
 #    unsignaled, completion channel), zero-length MRs and zero-byte
 #    operations, zero-based MRs and windows, RNR retry exhausted on an
 #    empty SRQ, posts refused before RTS never run, SRQ WQEs checked
-#    against the SRQ's PD
+#    against the SRQ's PD, a CQ or SRQ resize the process cannot be told
+#    of (EFAULT) changes nothing
 #  - srnic_ops_test rereg: translation, rights and PD changed through the
 #    uverbs command ABI (the stock librxe has no rereg_mr)
 #  - srnic_ops_test uc: multi-packet Sends and Writes with Immediate,
@@ -62,7 +63,7 @@ require_cmd rping ucmatose udaddy ibv_ud_pingpong ibv_uc_pingpong \
 	ib_write_bw timeout tc
 [ -x "$DGRAM" ] || ktap_skip_rest "no $DGRAM (run make selftests-build)"
 ktap_print_header
-ktap_set_plan 149
+ktap_set_plan 151
 dmesg_mark
 
 srnic_load || srnic_bail "no module"

@@ -2530,6 +2530,122 @@ static void verbs_srq_pd(struct end *a, struct end *b)
 	ibv_dealloc_pd(pd2);
 }
 
+/*
+ * A resize the process cannot be told of: RESIZE_CQ with a response it
+ * cannot take, MODIFY_SRQ (max_wr) with an mmap_info_addr it cannot
+ * take, both through the uverbs write ABI. Each fails with EFAULT and
+ * changes nothing: the CQ and the SRQ stay on the rings the library has
+ * mapped, so a receive posted there still lands and completes there.
+ * Then the library's own resizes work.
+ */
+static int raw_resize_cq(struct ibv_cq *cq, int cqe, __u64 response)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_resize_cq cmd;
+	} req = {};
+
+	req.hdr.command = IB_USER_VERBS_CMD_RESIZE_CQ;
+	req.hdr.in_words = sizeof(req) / 4;
+	req.hdr.out_words = (sizeof(struct ib_uverbs_resize_cq_resp) +
+			     sizeof(struct rxe_resize_cq_resp)) / 4;
+	req.cmd.response = response;
+	req.cmd.cq_handle = cq->handle;
+	req.cmd.cqe = cqe;
+	return write(cq->context->cmd_fd, &req, sizeof(req)) == sizeof(req) ?
+	       0 : errno;
+}
+
+static int raw_resize_srq(struct ibv_srq *srq, __u32 max_wr, __u64 mi_addr)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		struct ib_uverbs_modify_srq cmd;
+		struct rxe_modify_srq_cmd drv;
+	} req = {};
+
+	req.hdr.command = IB_USER_VERBS_CMD_MODIFY_SRQ;
+	req.hdr.in_words = sizeof(req) / 4;
+	req.cmd.srq_handle = srq->handle;
+	req.cmd.attr_mask = IBV_SRQ_MAX_WR;
+	req.cmd.max_wr = max_wr;
+	req.drv.mmap_info_addr = mi_addr;
+	return write(srq->context->cmd_fd, &req, sizeof(req)) == sizeof(req) ?
+	       0 : errno;
+}
+
+/* One Send from @qa into @srq, completing on @cq: its status, -1 if none. */
+static int srq_send(struct end *a, struct ibv_qp *qa, struct end *b,
+		    struct ibv_srq *srq, struct ibv_cq *cq, __u64 id)
+{
+	struct ibv_wc wc;
+	int st;
+
+	post_srq_recv(b, srq, id);
+	st_pattern_fill(a->buf, 64, (unsigned int)id);
+	st = send_one(a, qa, 64);
+	if (st != IBV_WC_SUCCESS || st_poll_one(cq, &wc, 5000) <= 0)
+		return -1;
+	if (wc.wr_id != id ||
+	    !st_pattern_check(b->buf + id % 64 * 64, 64, (unsigned int)id))
+		return -2;
+	return (int)wc.status;
+}
+
+static void verbs_resize_fault(struct end *a, struct end *b)
+{
+	struct st_tap *tap = a->tap;
+	struct ibv_srq_init_attr si = { .attr = { .max_wr = 16, .max_sge = 1 } };
+	struct ibv_srq *srq = ibv_create_srq(b->pd, &si);
+	struct ibv_cq *cq = ibv_create_cq(b->d.ctx, 32, NULL, NULL, 0);
+	struct ibv_qp_init_attr ia = {
+		.send_cq = b->scq, .recv_cq = cq, .srq = srq,
+		.qp_type = IBV_QPT_RC,
+		.cap = { .max_send_wr = 16, .max_send_sge = 1 },
+	};
+	struct ibv_srq_attr sa = {};
+	struct ibv_qp *qa, *qb;
+	int ecq, esrq, st, st2, max_wr, max_wr0, cqe0;
+
+	if (!srq || !cq || ibv_query_srq(srq, &sa))
+		st_bail("SRQ, CQ");
+	max_wr0 = (int)sa.max_wr;
+	cqe0 = cq->cqe;
+	qb = ibv_create_qp(b->pd, &ia);
+	if (!qb)
+		st_bail("QP on the SRQ");
+	qa = qp_create(a, IBV_QPT_RC, 8);
+	qp_connect(qa, a, b, qb->qp_num);
+	qp_connect(qb, b, a, qa->qp_num);
+
+	/* Page 0: never mapped, every write there faults. */
+	ecq = raw_resize_cq(cq, 256, 0x10);
+	esrq = raw_resize_srq(srq, 64, 0x10);
+	max_wr = ibv_query_srq(srq, &sa) ? -1 : (int)sa.max_wr;
+	st = srq_send(a, qa, b, srq, cq, 5);
+	st_tap_ok(tap, ecq == EFAULT && esrq == EFAULT && max_wr == max_wr0 &&
+		  st == IBV_WC_SUCCESS,
+		  "resize that cannot be reported (bad response / mmap_info_addr): CQ %s, SRQ %s; nothing changed: SRQ max_wr %d (was %d), a Send into the SRQ completes on the CQ (%s)",
+		  strerror(ecq), strerror(esrq), max_wr, max_wr0,
+		  st >= 0 ? st_wc_str(st) : "no completion");
+
+	ecq = ibv_resize_cq(cq, 256);
+	sa.max_wr = 64;
+	esrq = ibv_modify_srq(srq, &sa, IBV_SRQ_MAX_WR);
+	max_wr = ibv_query_srq(srq, &sa) ? -1 : (int)sa.max_wr;
+	st2 = srq_send(a, qa, b, srq, cq, 6);
+	st_tap_ok(tap, !ecq && !esrq && max_wr >= 64 && cq->cqe >= 256 &&
+		  cq->cqe != cqe0 &&
+		  st2 == IBV_WC_SUCCESS,
+		  "then the library's resizes: CQ to %d, SRQ to %d (%s, %s); a Send lands (%s)",
+		  cq->cqe, max_wr, strerror(ecq), strerror(esrq),
+		  st2 >= 0 ? st_wc_str(st2) : "no completion");
+	ibv_destroy_qp(qa);
+	ibv_destroy_qp(qb);
+	ibv_destroy_srq(srq);
+	ibv_destroy_cq(cq);
+}
+
 static void test_verbs(struct end *a, struct end *b)
 {
 	__u32 off = 512 * 1024, wlen = 256 * 1024;
@@ -2548,6 +2664,7 @@ static void test_verbs(struct end *a, struct end *b)
 	verbs_rnr(a, b);
 	verbs_early_post(a, b);
 	verbs_srq_pd(a, b);
+	verbs_resize_fault(a, b);
 	if (ibv_dereg_mr(bm))
 		st_tap_ok(a->tap, 0, "the windows' MR deregisters at the end");
 }

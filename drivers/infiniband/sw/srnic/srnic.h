@@ -241,7 +241,8 @@ void srnic_queue_advance_consumer(struct srnic_queue *q);
 u32 srnic_queue_count(const struct srnic_queue *q);
 void srnic_queue_reset(struct srnic_queue *q);
 int srnic_queue_resize(struct srnic_queue *q, spinlock_t *lock,
-		       u32 *num_elem);
+		       u32 *num_elem, struct ib_ucontext *uctx,
+		       void __user *mi_dst);
 
 static inline u32 srnic_queue_capacity(const struct srnic_queue *q)
 {

@@ -219,32 +219,47 @@ void srnic_queue_reset(struct srnic_queue *q)
  * @q: the queue; keeps its type and element size
  * @lock: taken while elements move, excluding the kernel side
  * @num_elem: in: elements wanted; out: new capacity
+ * @uctx: for a user queue, the process's context, else NULL
+ * @mi_dst: for a user queue, where the process wants the new ring's
+ *	struct mminfo (its mmap cookie and size)
  *
- * The caller must publish the new ring (srnic_queue_publish()) for a
- * user queue afterwards. Fails with -EINVAL if the elements present do
- * not fit. On failure @q is unchanged.
+ * A user queue's new ring is published and the process told of it before
+ * the queue moves to it: a failure to publish or to write @mi_dst leaves
+ * the queue on the ring the process has mapped. Fails with -EINVAL if
+ * the elements present do not fit. On failure @q is unchanged.
  *
  * Context: process context, may sleep; @lock must not be held.
  * Return: 0 or -errno.
  */
 int srnic_queue_resize(struct srnic_queue *q, spinlock_t *lock,
-		       u32 *num_elem)
+		       u32 *num_elem, struct ib_ucontext *uctx,
+		       void __user *mi_dst)
 {
 	struct srnic_queue nq;
 	size_t esz = (size_t)1 << q->log2_elem_size;
+	struct mminfo mi;
 	u32 n, i, cons;
 	int err;
 
 	err = srnic_queue_init(&nq, num_elem, esz, q->type);
 	if (err)
 		return err;
+	if (uctx) {
+		err = srnic_queue_publish(&nq, uctx, &mi);
+		if (err)
+			goto out_new;
+		if (copy_to_user(mi_dst, &mi, sizeof(mi))) {
+			err = -EFAULT;
+			goto out_new;
+		}
+	}
 
 	spin_lock_irq(lock);
 	n = srnic_queue_count(q);
 	if (n > nq.index_mask) {
 		spin_unlock_irq(lock);
-		vfree(nq.buf);
-		return -EINVAL;
+		err = -EINVAL;
+		goto out_new;
 	}
 	cons = srnic_queue_consumer(q);
 	for (i = 0; i < n; i++)
@@ -259,4 +274,9 @@ int srnic_queue_resize(struct srnic_queue *q, spinlock_t *lock,
 	/* The old ring: unpublished and freed (a mapping keeps its pages). */
 	srnic_queue_cleanup(&nq);
 	return 0;
+
+out_new:
+	/* The new ring, never used: withdrawn (if published) and freed. */
+	srnic_queue_cleanup(&nq);
+	return err;
 }

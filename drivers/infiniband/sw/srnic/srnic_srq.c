@@ -109,7 +109,6 @@ int srnic_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 	struct rxe_modify_srq_cmd cmd = {};
 	u32 max_wr = (mask & IB_SRQ_MAX_WR) ? attr->max_wr : srq->rq.max_wr;
 	u32 limit = (mask & IB_SRQ_LIMIT) ? attr->srq_limit : srq->limit;
-	struct mminfo mi = {};
 	int err;
 
 	if (mask & ~(IB_SRQ_MAX_WR | IB_SRQ_LIMIT))
@@ -127,19 +126,12 @@ int srnic_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 				return err;
 		}
 		err = srnic_queue_resize(&srq->rq.queue, &srq->rq.lock,
-					 &max_wr);
+					 &max_wr,
+					 udata ? srnic_udata_uctx(udata) : NULL,
+					 u64_to_user_ptr(cmd.mmap_info_addr));
 		if (err)
 			return err;
 		srq->rq.max_wr = max_wr;
-		if (udata) {
-			err = srnic_queue_publish(&srq->rq.queue,
-						  srnic_udata_uctx(udata), &mi);
-			if (err)
-				return err;
-			if (copy_to_user(u64_to_user_ptr(cmd.mmap_info_addr),
-					 &mi, sizeof(mi)))
-				return -EFAULT;
-		}
 	}
 	if (mask & IB_SRQ_LIMIT)
 		srq->limit = limit;
