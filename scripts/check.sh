@@ -75,8 +75,8 @@ if [ $full -eq 1 ]; then
 		   SRNIC_SOAK_BYTES=8M SRNIC_SOAK_PINGS=80)
 	debug_tests=(srnic_basic.sh srnic_bad_input.sh srnic_hostile.sh
 		     srnic_vfuzz.sh srnic_fuzz_rx.sh srnic_kqp.sh
-		     rdma_core_tests.sh srnic_cm.sh srnic_nvme.sh srnic_rc.sh
-		     srnic_interop.sh srnic_wire.sh srnic_soak.sh)
+		     rdma_core_tests.sh srnic_cm.sh srnic_nvme.sh srnic_nfs.sh
+		     srnic_rc.sh srnic_interop.sh srnic_wire.sh srnic_soak.sh)
 else
 	# A fraction of the soak volumes (ordering generations 15%, scribble
 	# rounds and integrity bytes 25%, pings 30%, NVMe I/O 25%); every step

@@ -9,7 +9,7 @@
 #					less $SRNIC_SELFTESTS_SKIP)
 cd "$(dirname "$0")" || exit 1
 
-TESTS="vm_smoke.sh srnic_basic.sh srnic_bad_input.sh srnic_hostile.sh srnic_vfuzz.sh srnic_fuzz_rx.sh srnic_kqp.sh rdma_core_tests.sh srnic_cm.sh srnic_clients.sh srnic_nvme.sh srnic_rc.sh srnic_interop.sh srnic_matrix.sh srnic_wire.sh srnic_soak.sh srnic_noipv6.sh"
+TESTS="vm_smoke.sh srnic_basic.sh srnic_bad_input.sh srnic_hostile.sh srnic_vfuzz.sh srnic_fuzz_rx.sh srnic_kqp.sh rdma_core_tests.sh srnic_cm.sh srnic_clients.sh srnic_nvme.sh srnic_nfs.sh srnic_rc.sh srnic_interop.sh srnic_matrix.sh srnic_wire.sh srnic_soak.sh srnic_noipv6.sh"
 [ $# -gt 0 ] && TESTS="$*"
 # SRNIC_SELFTESTS_SKIP: tests this run leaves out (make check's gate on its
 # second kernel: the wire check, whose packets the same code builds).
