@@ -46,6 +46,7 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <execinfo.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
@@ -155,6 +156,9 @@ struct stats {
 	int last_act;
 	__u64 life_seed;
 	char first_violation[200];
+	/* A fatal signal's own account, written by the worker's handler. */
+	int crash_sig, crash_code;
+	__u64 crash_addr;
 };
 
 static struct stats *all_stats;	/* [MAX_PROCS] */
@@ -2016,6 +2020,40 @@ static void *racer_main(void *arg)
 }
 
 /*
+ * A worker killed by a fault says where: the signal, its code and the
+ * faulting address go to the shared stats for the parent's line, the
+ * call chain to stderr (library offsets, for addr2line). Then the
+ * signal ends the process as it would have.
+ */
+static void crash_handler(int sig, siginfo_t *si, void *uc)
+{
+	void *bt[32];
+	int n;
+
+	(void)uc;
+	st->crash_sig = sig;
+	st->crash_code = si->si_code;
+	st->crash_addr = (__u64)(uintptr_t)si->si_addr;
+	n = backtrace(bt, 32);
+	backtrace_symbols_fd(bt, n, 2);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void crash_handlers(void)
+{
+	static const int sigs[] = { SIGSEGV, SIGBUS, SIGABRT, SIGILL, SIGFPE };
+	struct sigaction sa = {};
+	unsigned int i;
+
+	sa.sa_sigaction = crash_handler;
+	sa.sa_flags = SA_SIGINFO | SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	for (i = 0; i < ST_ARRAY_SIZE(sigs); i++)
+		sigaction(sigs[i], &sa, NULL);
+}
+
+/*
  * One life of a worker: open the device, @nops actions (fewer if
  * @deadline comes first, unless --ops counts), then either destroy
  * everything in order or exit with it all alive. Never returns.
@@ -2033,6 +2071,8 @@ static void worker_life(__u64 seed, __u64 nops, long long deadline)
 	f->rnd = seed;
 	st->life_seed = seed;
 	st->lives++;
+	st->crash_sig = 0;
+	crash_handlers();
 	alarm(opt.hang_secs);
 	if (st_dev_open(&f->d, opt.dev) ||
 	    st_gid_pick(&f->d, opt.gid_index, 0)) {
@@ -2333,6 +2373,10 @@ static void reaped(struct supervisor *sv, unsigned int w, int status)
 		acts[s->last_act].name,
 		sig && WTERMSIG(status) == SIGALRM ?
 		": a verb did not return" : "");
+	if (sig && s->crash_sig == WTERMSIG(status))
+		st_diag(who, "worker %u: signal %d code %d at address %#llx (call chain above)",
+			w, s->crash_sig, s->crash_code,
+			(unsigned long long)s->crash_addr);
 }
 
 /* Worker @w's next life, unless its work is done: started? */

@@ -14,7 +14,9 @@
 # Environment: SRNIC_VFUZZ_SECONDS (300, as make check-full runs it; make
 # check runs 40 on the first stock kernel, 20 on the second, 45 on the
 # debug kernel), SRNIC_VFUZZ_PROCS (worker processes
-# side by side, 2), SRNIC_VFUZZ_SEED (replay a run: the seed is printed).
+# side by side, 2), SRNIC_VFUZZ_SEED (replay a run: the seed is printed),
+# SRNIC_VFUZZ_OPS (instead of a time, that many actions: with the seed,
+# the same lives as a run that did that many, on a slower machine too).
 . "$(dirname "$0")/srnic_lib.sh"
 
 SECS=${SRNIC_VFUZZ_SECONDS:-300}
@@ -42,13 +44,15 @@ before=$(res_count)
 
 seed=()
 [ -n "${SRNIC_VFUZZ_SEED:-}" ] && seed=(--seed "$SRNIC_VFUZZ_SEED")
+amount=(--seconds "$SECS")
+[ -n "${SRNIC_VFUZZ_OPS:-}" ] && amount=(--ops "$SRNIC_VFUZZ_OPS")
 ktap_print_msg "srnic_vfuzz: $SECS s, $PROCS processes"
 # Its lines as they come (a wedged kernel still shows how far it got);
 # the seed comes first. A verb that never returns ends its worker in
 # 120 s, one stuck in the kernel is reported in 240 s: the timeout is
 # the last resort.
 ktap_from_tap 3 "srnic_vfuzz point" < <(timeout $((SECS + 600)) "$VFUZZ" --dev srnic0 --gid-index "$GID" \
-	--seconds "$SECS" --procs "$PROCS" "${seed[@]}" 2>&1
+	"${amount[@]}" --procs "$PROCS" "${seed[@]}" 2>&1
 	echo "$?" >"$SRNIC_TMP/rc")
 rc=$(cat "$SRNIC_TMP/rc" 2>/dev/null || echo 1)
 [ "$rc" -eq 0 ] || ktap_print_msg "srnic_vfuzz exit $rc"
