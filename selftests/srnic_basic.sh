@@ -48,7 +48,7 @@ field() { awk -v k="$1:" '$1 == k { print $2; exit }' <<<"$info"; }
 	ktap_test_pass "ibv_devinfo: stock provider opens srnic0, link_layer Ethernet" ||
 	ktap_test_fail "ibv_devinfo: stock provider opens srnic0, link_layer Ethernet"
 limits_ok=1
-for kv in max_qp:16384 max_qp_wr:16384 max_sge:32 max_cq:16384 max_cqe:131071 \
+for kv in max_qp:16384 max_qp_wr:16384 max_sge:32 max_cq:16384 max_cqe:524287 \
 	  max_mr:65536 max_pd:65536 max_srq:4096 max_srq_wr:16384 \
 	  max_qp_rd_atom:128 max_ah:16384 max_pkeys:1 phys_port_cnt:1; do
 	v=$(field "${kv%%:*}")

@@ -606,12 +606,17 @@ static int act_destroy_ch(struct fuzz *f)
 	return ret;
 }
 
+/*
+ * A CQ size: mostly small, an edge value in 1 of 8, max_cqe - 1 .. + 1
+ * in 1 of 32 (a 64 MiB ring at srnic's max_cqe: rarer, so that the
+ * lives' CQs stay within a small guest's memory).
+ */
 static int cqe_count(struct fuzz *f)
 {
-	switch (below(f, 8)) {
-	case 0:
+	switch (below(f, 32)) {
+	case 0 ... 3:
 		return (int)interesting(f);
-	case 1:
+	case 4:
 		return f->d.attr.max_cqe + (int)below(f, 3) - 1;
 	default:
 		return 1 + below(f, 512);

@@ -12,7 +12,12 @@
 #define SRNIC_MAX_PD			0x10000
 #define SRNIC_MAX_AH			0x4000
 #define SRNIC_MAX_CQ			0x4000
-#define SRNIC_MAX_CQE			((1 << 17) - 1)
+/*
+ * libfabric's rxm (over verbs) opens one CQ of (128 + 128) x 1024 =
+ * 262144 entries per endpoint by default (its MSG rx/tx sizes times
+ * FI_UNIVERSE_SIZE) and does not look at max_cqe.
+ */
+#define SRNIC_MAX_CQE			((1 << 19) - 1)
 #define SRNIC_MAX_QP			0x4000
 #define SRNIC_MAX_QP_WR			0x4000
 #define SRNIC_MAX_SGE			32
