@@ -101,9 +101,10 @@ else
 	# The fuzz's mutations are the same on both: a quarter of them there;
 	# the verbs fuzzer's sequences differ by seed, not by kernel: 20 s.
 	# The real clients (qperf, UCX, libfabric) ran there too: user space
-	# over the same uverbs paths.
+	# over the same uverbs paths; and NFS over RDMA (the same kernel
+	# ULP code paths; check-full runs it on both and the debug kernel).
 	stock_vol2=("SRNIC_MATRIX_LOSS=1%"
-		    "SRNIC_SELFTESTS_SKIP=srnic_wire.sh srnic_clients.sh"
+		    "SRNIC_SELFTESTS_SKIP=srnic_wire.sh srnic_clients.sh srnic_nfs.sh"
 		    SRNIC_FUZZ_PKTS=5000 SRNIC_VFUZZ_SECONDS=20)
 	# kselftest: the runner's ways with one test (the rest ran above).
 	ksft_vol=(SRNIC_KSFT_TESTS=srnic_basic.sh)
