@@ -100,11 +100,12 @@ else
 	# the debug kernel too).
 	# The fuzz's mutations are the same on both: a quarter of them there;
 	# the verbs fuzzer's sequences differ by seed, not by kernel: 20 s.
-	# The real clients (qperf, UCX, libfabric) ran there too: user space
-	# over the same uverbs paths; and NFS over RDMA (the same kernel
-	# ULP code paths; check-full runs it on both and the debug kernel).
+	# The real clients (qperf, UCX, libfabric) run on both (issue 19:
+	# each kernel's rdma_rxe beside them, 129 s on 6.12); NFS over RDMA
+	# on the first only (the kernel's NFS/RDMA code over the same verbs;
+	# check-full runs it on both and on the debug kernel).
 	stock_vol2=("SRNIC_MATRIX_LOSS=1%"
-		    "SRNIC_SELFTESTS_SKIP=srnic_wire.sh srnic_clients.sh srnic_nfs.sh"
+		    "SRNIC_SELFTESTS_SKIP=srnic_wire.sh srnic_nfs.sh"
 		    SRNIC_FUZZ_PKTS=5000 SRNIC_VFUZZ_SECONDS=20)
 	# kselftest: the runner's ways with one test (the rest ran above).
 	ksft_vol=(SRNIC_KSFT_TESTS=srnic_basic.sh)
