@@ -48,9 +48,7 @@ int srnic_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 	err = srnic_cq_check_cqe(sdev, attr->cqe);
 	if (err)
 		return err;
-	/* struct rxe_resize_cq_resp: the new ring's mminfo alone. */
-	BUILD_BUG_ON(sizeof(struct rxe_resize_cq_resp) != sizeof(struct mminfo));
-	if (udata && udata->outlen < sizeof(struct rxe_resize_cq_resp))
+	if (udata && udata->outlen < sizeof(resp))
 		return -EINVAL;
 	if (!srnic_obj_get(&sdev->n_cq, sdev->attr.max_cq))
 		return -ENOMEM;
@@ -158,21 +156,20 @@ int srnic_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata)
 {
 	struct srnic_dev *sdev = to_sdev(ibcq->device);
 	struct srnic_cq *cq = to_scq(ibcq);
+	struct rxe_resize_cq_resp __user *uresp = udata ? udata->outbuf : NULL;
 	u32 num = cqe;
 	int err;
 
 	err = srnic_cq_check_cqe(sdev, cqe);
 	if (err)
 		return err;
-	/* struct rxe_resize_cq_resp: the new ring's mminfo alone. */
-	BUILD_BUG_ON(sizeof(struct rxe_resize_cq_resp) != sizeof(struct mminfo));
-	if (udata && udata->outlen < sizeof(struct rxe_resize_cq_resp))
+	if (udata && udata->outlen < sizeof(*uresp))
 		return -EINVAL;
 	if (num < ibcq->cqe)
 		srnic_cq_settle(sdev, cq);
 	err = srnic_queue_resize(&cq->queue, &cq->lock, &num,
 				 udata ? srnic_udata_uctx(udata) : NULL,
-				 udata ? udata->outbuf : NULL);
+				 uresp ? &uresp->mi : NULL);
 	if (err)
 		return err;
 	ibcq->cqe = num;
