@@ -139,8 +139,8 @@ fi
 # stdout unless QUIET=1: a stage beside another prints its start and end
 # only, and its log's tail when it fails); its row of the stage table to
 # $out/rows/. Returns the stage's status.
-mkdir -p "$out/rows"
-rm -f "$out"/rows/*
+mkdir -p "$out/rows" "$out/why"
+rm -f "$out"/rows/* "$out"/why/*
 stage() {
 	local name=$1 start rc secs n
 	shift
@@ -163,6 +163,7 @@ stage() {
 		echo "== $name: ok ($secs s)"
 	else
 		printf '%-26s %7d  FAILED (exit %d)\n' "$name" "$secs" "$rc" >"$out/rows/$n-$name"
+		why "$out/$name.log" >"$out/why/$n-$name"
 		if [ "${QUIET:-0}" = 1 ]; then
 			echo "== $name: the last 60 lines of its log:"
 			tail -n 60 "$out/$name.log" | sed "s/^/[$name] /"
@@ -170,6 +171,16 @@ stage() {
 		echo "== $name: FAILED, exit $rc ($secs s; log $out/$name.log)"
 	fi
 	return $rc
+}
+
+# Why a stage failed, in a few lines of its log: the failed test points
+# (TAP "not ok", with the test they belong to), the guest runner's verdict
+# and the first lines of a kernel splat.  Printed under the stage table, so
+# that the tail of a CI log names the failure.
+why() {
+	grep -E '^# selftests: [^ ]+: ' "$1" | tail -n 1 | sed 's/^# selftests: [^ ]*: /last test started: /'
+	grep -E '^ *not ok |^not ok |vm\.sh: FAILED|twohost.*FAILED|Kernel panic|BUG:|Oops:|WARNING:|general protection|KASAN|UBSAN|kunit.*(FAILED|CRASHED)|^make.*Error' "$1" |
+		awk '!seen[$0]++' | head -n 12 | cut -c1-200
 }
 
 pass=0 fail=0
@@ -207,6 +218,11 @@ finish() {
 	slowest
 	echo
 	table
+	for f in "$out"/why/*; do
+		[ -s "$f" ] || continue
+		echo "why ${f##*/[0-9][0-9]-}:"
+		sed 's/^/    /' "$f"
+	done
 	echo "results: $out"
 	echo "$pass passed, $fail failed"
 	[ "$fail" -eq 0 ]

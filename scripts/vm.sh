@@ -64,8 +64,8 @@
 # Caveats: the host root is mounted with 9p cache=loose, so host files
 # changed during a run may look stale in the guest (change them before the
 # run).  Files the guest writes to the out dir belong to the qemu user
-# (root).  The kernel runs with "quiet loglevel=5 mitigations=off"
-# (--append can override: the last setting wins).
+# (root).  The kernel runs with "quiet loglevel=5 mitigations=off
+# tsc=reliable" (--append can override: the last setting wins).
 #
 # Results in the out dir: output.log (COMMAND's stdout+stderr), exit-status,
 # dmesg.log (guest kernel log after COMMAND), console.log (whole serial
@@ -462,7 +462,12 @@ fi
 # quiet + loglevel=5: no boot chatter on the console, but warnings and worse
 # (WARN, BUG, Oops, lockdep...) still show up live.  mitigations=off: KPTI &
 # co. are costly under TCG and irrelevant to what the tests look at.
-cmdline="console=ttyS0 panic=-1 quiet loglevel=5 mitigations=off srnic_out=$out"
+# tsc=reliable: TCG's TSC is one host clock for every vCPU, but a loaded
+# host delays a vCPU between reading it and the HPET, the clocksource
+# watchdog then marks the TSC unstable and the static-key text patching that
+# follows can oops on int3 under TCG (seen: a 6.12 guest panicked in
+# sched_clock_cpu during srnic_vfuzz.sh, "TSC found unstable after boot").
+cmdline="console=ttyS0 panic=-1 quiet loglevel=5 mitigations=off tsc=reliable srnic_out=$out"
 [ -z "$share" ] || cmdline="$cmdline srnic_share=$share"
 [ -z "$sync" ] || cmdline="$cmdline srnic_sync=$sync"
 cmdline="$cmdline$append"
