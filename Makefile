@@ -38,7 +38,7 @@ SRNIC_VERSION := $(shell $(TOP)/scripts/version.sh)
 SRCS := Kbuild kunit/Kbuild \
 	$(shell cd $(TOP) && find drivers include kunit selftests/kmod -name '*.[ch]')
 
-.PHONY: all modules modules-all lint sparse checkpatch demo check check-full clean deps \
+.PHONY: all modules modules-all lint sparse checkpatch doccheck demo check check-full clean deps \
 	selftests-build bench bench-qps
 
 all: modules
@@ -79,8 +79,12 @@ selftests-build:
 checkpatch:
 	$(TOP)/scripts/checkpatch.sh
 
-lint: sparse checkpatch
-	@echo "lint: clean (W=1, sparse, checkpatch --strict) for: $(KVERS)"
+# kernel-doc -Wall, and srnic.rst's source-file table against the files.
+doccheck:
+	@$(TOP)/scripts/doccheck.sh
+
+lint: sparse checkpatch doccheck
+	@echo "lint: clean (W=1, sparse, checkpatch --strict, kernel-doc -Wall) for: $(KVERS)"
 
 demo:
 	$(TOP)/scripts/demo.sh

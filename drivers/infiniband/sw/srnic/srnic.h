@@ -105,12 +105,24 @@ struct srnic_txgate {
  * @port_up: the port state last reported (a port event is sent when it
  *	changes, not for every netdev notification)
  * @attr: device attributes, fixed at creation
- * @n_*: object counts, each bounded by the matching attribute
+ * @n_ucontext: user contexts (each object count below is bounded by the
+ *	matching attribute of @attr)
+ * @n_pd: protection domains
+ * @n_ah: address handles
+ * @n_cq: completion queues
+ * @n_qp: QPs (not QP1)
+ * @n_srq: shared receive queues
+ * @n_mr: memory regions
+ * @n_mw: memory windows
  * @qp_xa: QP number to QP
+ * @qpn_next: where the cyclic allocation of QP numbers goes on
  * @ah_xa: AH number (what librxe puts in UD WQEs) to AH
+ * @ah_next: where the cyclic allocation of AH numbers goes on
  * @mr_xa: memory key index to MR, or to a memory window (a tagged entry:
  *	srnic_mw.c)
+ * @mr_next: where the cyclic allocation of key indices goes on
  * @srq_xa: SRQ number to SRQ
+ * @srq_next: where the cyclic allocation of SRQ numbers goes on
  * @mr_keygen: per key index, the low byte of its last key: each reuse
  *	of an index gets the next byte, so a stale key misses
  * @gid_lock: serialises changes of @gids
@@ -633,7 +645,23 @@ struct srnic_resp {
  * @rq: receive ring (unused with an SRQ)
  * @srq: the SRQ, if any
  * @sq_sig_all: every send WR generates a completion
- * @attr fields: the values last set by modify_qp, reported by query_qp
+ * @qkey: the Q_Key (UD, GSI)
+ * @sq_psn: the send PSN set by modify_qp
+ * @rq_psn: the expected receive PSN set by modify_qp
+ * @dest_qpn: the connected peer's QP number (RC, UC)
+ * @access_flags: remote access the responder allows (IB_ACCESS_REMOTE_*)
+ * @path_mtu: the path MTU as modify_qp set it
+ * @pkey_index: P_Key index (only the default P_Key exists)
+ * @port_num: the port (always 1)
+ * @max_rd_atomic: Reads and atomics this QP may have outstanding
+ * @max_dest_rd_atomic: Reads and atomics it accepts outstanding
+ * @min_rnr_timer: the RNR NAK timer it sends
+ * @timeout: the local ACK timeout exponent (4.096 us << @timeout; 0:
+ *	infinite)
+ * @retry_cnt: transport retries before IBV_WC_RETRY_EXC_ERR
+ * @rnr_retry: RNR retries before IBV_WC_RNR_RETRY_EXC_ERR (7: infinite)
+ * @sqd_notify: raise IB_EVENT_SQ_DRAINED when SQD drains
+ * @av_valid: @av has been set
  * @av: the primary path
  * @mtu: path MTU in bytes
  * @dst_cache: the route to @av's destination
@@ -878,14 +906,9 @@ int srnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 int srnic_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
 		   struct ib_qp_init_attr *init);
 int srnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata);
-int srnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
-		    const struct ib_send_wr **bad_wr);
-int srnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
-		    const struct ib_recv_wr **bad_wr);
 int srnic_check_qp_attr(const struct ib_device_attr *dattr,
 			enum ib_qp_type type, enum ib_qp_state cur,
 			const struct ib_qp_attr *attr, int mask);
-int srnic_wq_post_recv(struct srnic_wq *wq, const struct ib_recv_wr *wr);
 
 /* srnic_srq.c */
 int srnic_create_srq(struct ib_srq *ibsrq, struct ib_srq_init_attr *init,
@@ -894,8 +917,6 @@ int srnic_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 		     enum ib_srq_attr_mask mask, struct ib_udata *udata);
 int srnic_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
 int srnic_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
-int srnic_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
-			const struct ib_recv_wr **bad_wr);
 
 /* srnic_mr.c */
 struct ib_mr *srnic_get_dma_mr(struct ib_pd *ibpd, int access);
@@ -951,33 +972,51 @@ int srnic_sge_copy(struct srnic_dev *sdev, struct ib_pd *pd,
 
 /* srnic_net.c: the wire */
 struct sk_buff *srnic_skb_alloc(u32 len);
+struct sk_buff *srnic_pkt_skb(struct srnic_pkt *pkt, u32 paylen, u8 **data);
+u8 *srnic_build_send(struct srnic_qp *qp, struct sk_buff_head *out,
+		     struct srnic_pkt *pkt, u32 paylen);
 int srnic_xmit(struct srnic_qp *qp, struct sk_buff *skb);
 
 /* srnic_rx.c: validated receive */
 void srnic_rx(struct srnic_dev *sdev, struct sk_buff *skb);
 
-/* srnic_tx.c: doorbell, prefetch, transmit tasklet, retransmission */
+/* srnic_doorbell.c: the doorbell and the prefetch stage */
+int srnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+		    const struct ib_send_wr **bad_wr);
+int srnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+		    const struct ib_recv_wr **bad_wr);
+int srnic_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
+			const struct ib_recv_wr **bad_wr);
+int srnic_wq_post_recv(struct srnic_wq *wq, const struct ib_recv_wr *wr);
 int srnic_tx_module_init(void);
 void srnic_tx_module_exit(void);
+void srnic_doorbell_init(struct srnic_qp *qp);
+void srnic_req_doorbell(struct srnic_qp *qp);
+int srnic_req_fetch(struct srnic_qp *qp);
+bool srnic_req_ring_check(struct srnic_qp *qp);
+bool srnic_pf_pending(struct srnic_qp *qp);
+
+/* srnic_gate.c: the transmit gate */
 int srnic_dp_dev_init(struct srnic_dev *sdev);
 void srnic_dp_dev_cleanup(struct srnic_dev *sdev);
+int srnic_set_gate_policy(struct srnic_dev *sdev,
+			  enum srnic_gate_policy policy);
+u64 srnic_gate_rounds(struct srnic_dev *sdev);
+int srnic_req_pick_cpu(void);
+void srnic_req_kick(struct srnic_qp *qp);
+void srnic_qp_quiesce(struct srnic_qp *qp);
+
+/* srnic_req.c: the requester, its window and retransmission */
 int srnic_req_init(struct srnic_qp *qp);
 void srnic_req_cleanup(struct srnic_qp *qp);
 void srnic_req_start(struct srnic_qp *qp);
 void srnic_req_reset(struct srnic_qp *qp);
-void srnic_req_kick(struct srnic_qp *qp);
 bool srnic_req_has_work(struct srnic_qp *qp);
-int srnic_set_gate_policy(struct srnic_dev *sdev,
-			  enum srnic_gate_policy policy);
-u64 srnic_gate_rounds(struct srnic_dev *sdev);
+int srnic_req_next(struct srnic_qp *qp, struct sk_buff_head *out);
 void srnic_req_push_timer(struct srnic_qp *qp);
-void srnic_req_doorbell(struct srnic_qp *qp);
 void srnic_req_arm_timer(struct srnic_qp *qp);
-void srnic_qp_quiesce(struct srnic_qp *qp);
 void srnic_req_rewind(struct srnic_qp *qp, u32 psn);
 struct srnic_swqe *srnic_req_swqe(struct srnic_qp *qp, u32 index);
-u8 *srnic_build_send(struct srnic_qp *qp, struct sk_buff_head *out,
-		     struct srnic_pkt *pkt, u32 paylen);
 
 /**
  * struct srnic_wc_src - where a datagram came from, for its completion

@@ -90,6 +90,65 @@ struct sk_buff *srnic_skb_alloc(u32 len)
 	return skb;
 }
 
+/**
+ * srnic_pkt_skb() - a packet with its headers written
+ * @pkt: the header fields
+ * @paylen: payload bytes
+ * @data: set to where the payload goes
+ *
+ * Pad bytes and the ICRC room follow the payload.
+ *
+ * Context: any; never sleeps.
+ * Return: the packet, or NULL if no memory.
+ */
+struct sk_buff *srnic_pkt_skb(struct srnic_pkt *pkt, u32 paylen, u8 **data)
+{
+	const struct srnic_opinfo *info = srnic_opinfo(pkt->opcode);
+	struct sk_buff *skb;
+	u32 pad = (4 - (paylen & 3)) & 3;
+	int hlen;
+
+	if (WARN_ON_ONCE(!info))
+		return NULL;
+	skb = srnic_skb_alloc(info->hdr_len + paylen + pad + SRNIC_ICRC_SIZE);
+	if (!skb)
+		return NULL;
+	pkt->pad = pad;
+	hlen = srnic_pkt_build(pkt, skb->data, skb->len);
+	if (WARN_ON_ONCE(hlen < 0)) {
+		kfree_skb(skb);
+		return NULL;
+	}
+	*data = skb->data + hlen;
+	memset(*data + paylen, 0, pad);
+	return skb;
+}
+
+/**
+ * srnic_build_send() - queue a packet of a QP
+ * @qp: the QP it belongs to
+ * @out: where the packet is queued for transmission
+ * @pkt: the header fields (destination QP and P_Key are set here)
+ * @paylen: payload bytes, which the caller writes at the returned address
+ *
+ * Context: any; never sleeps.
+ * Return: where the payload goes, or NULL if no memory.
+ */
+u8 *srnic_build_send(struct srnic_qp *qp, struct sk_buff_head *out,
+		     struct srnic_pkt *pkt, u32 paylen)
+{
+	struct sk_buff *skb;
+	u8 *data;
+
+	pkt->qpn = qp->dest_qpn;
+	pkt->pkey = 0xffff;
+	skb = srnic_pkt_skb(pkt, paylen, &data);
+	if (!skb)
+		return NULL;
+	__skb_queue_tail(out, skb);
+	return data;
+}
+
 /* The route to @daddr; @cache (NULL: none) remembers it for the QP. */
 static struct dst_entry *srnic_route4(struct dst_cache *cache,
 				      struct srnic_dev *sdev, __be32 saddr,
@@ -410,6 +469,7 @@ int srnic_del_gid(const struct ib_gid_attr *attr, void **context)
  * @gid: a packet's destination (IPv4 as v4-mapped)
  *
  * Context: any, under rcu_read_lock().
+ * Return: true if it is.
  */
 bool srnic_gid_local(struct srnic_dev *sdev, const union ib_gid *gid)
 {

@@ -175,34 +175,3 @@ int srnic_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
 	return 0;
 }
 
-/**
- * srnic_post_srq_recv() - post receive WQEs on a kernel SRQ
- * @ibsrq: the SRQ; user SRQs post into their mapped ring directly
- * @wr: the requests
- * @bad_wr: the first request not posted
- *
- * Context: any; never sleeps.
- * Return: 0 or -errno.
- */
-int srnic_post_srq_recv(struct ib_srq *ibsrq, const struct ib_recv_wr *wr,
-			const struct ib_recv_wr **bad_wr)
-{
-	struct srnic_srq *srq = to_ssrq(ibsrq);
-	unsigned long flags;
-	int err = 0;
-
-	if (unlikely(srq->is_user)) {
-		*bad_wr = wr;
-		return -EINVAL;
-	}
-	spin_lock_irqsave(&srq->rq.lock, flags);
-	for (; wr; wr = wr->next) {
-		err = srnic_wq_post_recv(&srq->rq, wr);
-		if (err) {
-			*bad_wr = wr;
-			break;
-		}
-	}
-	spin_unlock_irqrestore(&srq->rq.lock, flags);
-	return err;
-}
