@@ -69,6 +69,12 @@ modinfo_all() {
 		v=$(modinfo -k "$k" -F version srnic) || return 1
 		echo "$k: $f $v"
 		[[ $f == /lib/modules/$k/updates/$1* ]] && [ "$v" = "$ver" ] || return 1
+		# A shipped module has no test hooks (srnic_hooks.c).
+		if modinfo -k "$k" -F parm srnic | grep -q debug_; then
+			echo "$k: the installed srnic has test hooks:"
+			modinfo -k "$k" -F parm srnic | grep debug_
+			return 1
+		fi
 	done
 }
 
@@ -109,7 +115,7 @@ deb=build/deb/srnic-dkms_${ver}_all.deb
 step "apt-get install the package: DKMS builds srnic.ko for each kernel" \
 	$SUDO apt-get install -y -q "./$deb"
 step "dkms status: srnic $ver installed for $kvers" dkms_installed
-step "modinfo -k: srnic $ver under updates/dkms for each kernel" modinfo_all dkms/
+step "modinfo -k: srnic $ver under updates/dkms for each kernel, no test hooks" modinfo_all dkms/
 for k in $kvers; do
 	step "guest $k: rdma link add loads the installed srnic (srnic_autoload.sh)" \
 		guest_autoload "$k"
@@ -119,13 +125,13 @@ step "apt-get purge srnic-dkms: no srnic.ko left" \
 
 # 2. make install / make uninstall.
 step "make install: srnic.ko into updates/ of each kernel" make -s install
-step "modinfo -k: srnic $ver under updates/ for each kernel" modinfo_all srnic.ko
+step "modinfo -k: srnic $ver under updates/ for each kernel, no test hooks" modinfo_all srnic.ko
 step "make uninstall: no srnic.ko left" \
 	bash -c "make -s uninstall && scripts/package-test.sh --none-left"
 
 # 3. make dkms / make dkms-remove.
 step "make dkms: DKMS builds and installs srnic $ver for each kernel" make -s dkms
-step "modinfo -k: srnic $ver under updates/dkms for each kernel" modinfo_all dkms/
+step "modinfo -k: srnic $ver under updates/dkms for each kernel, no test hooks" modinfo_all dkms/
 step "make dkms-remove: no srnic.ko, no DKMS tree, no /usr/src/srnic-* left" \
 	bash -c "make -s dkms-remove && scripts/package-test.sh --none-left"
 

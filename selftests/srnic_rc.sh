@@ -295,15 +295,24 @@ netem_test() {
 
 # must_see_stale DESC LATE_PLACE ARGS...: srnic_rc_test --loop ARGS on
 # srnic0 (with debug_late_place=LATE_PLACE) must fail with stale bytes:
-# the test is sensitive to what it checks.
+# the test is sensitive to what it checks. debug_late_place is a test
+# hook (srnic_hooks.c), absent from a module built with SRNIC_PACKAGE=1.
 must_see_stale() {
 	local desc=$1 knob=$2 out=$LOGDIR/$KTAP_TESTNO-stale.log rc=0
+	local hook=/sys/module/srnic/parameters/debug_late_place
 	shift 2
 	step "$desc" || return 0
-	echo "$knob" > /sys/module/srnic/parameters/debug_late_place
+	if [ ! -e "$hook" ]; then
+		[ "$knob" = 0 ] || {
+			ktap_test_skip "$desc" "this srnic.ko has no test hooks (built with SRNIC_PACKAGE=1)"
+			return 0
+		}
+	else
+		echo "$knob" > "$hook"
+	fi
 	ip netns exec "$NS_A" timeout -k 20 "$T" "$RC_TEST" -v --dev srnic0 \
 		--gid-index "$GA" --loop --gens 200 "$@" >"$out" 2>&1 || rc=$?
-	echo 0 > /sys/module/srnic/parameters/debug_late_place
+	[ ! -e "$hook" ] || echo 0 > "$hook"
 	show_file "$out" 2
 	if [ $rc -eq 1 ] && grep -Eq 'stale_bytes [1-9]' "$out"; then
 		ktap_test_pass "$desc"

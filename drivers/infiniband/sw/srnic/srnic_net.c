@@ -266,7 +266,7 @@ int srnic_xmit(struct srnic_qp *qp, struct sk_buff *skb)
 	skb_reset_transport_header(skb);
 	uh = udp_hdr(skb);
 	uh->source = htons(sport);
-	uh->dest = htons(SRNIC_ROCE_UDP_PORT);
+	uh->dest = htons(SRNIC_ROCE_V2_PORT);
 	uh->len = htons(skb->len);
 	uh->check = 0;
 	skb_dst_set(skb, dst);
@@ -337,7 +337,7 @@ static int srnic_udp_sock_create(struct net *net, bool ipv6,
 		.encap_rcv = srnic_udp_encap_recv,
 	};
 	struct udp_port_cfg port_cfg = {
-		.local_udp_port = htons(SRNIC_ROCE_UDP_PORT),
+		.local_udp_port = htons(SRNIC_ROCE_V2_PORT),
 	};
 	int err;
 
@@ -581,7 +581,7 @@ struct srnic_net *srnic_net_get(struct net *net, const char *ndev_name)
 			if (err == -EADDRINUSE)
 				pr_err("%s: cannot use %s: UDP port %u is already in use in its network namespace (rdma_rxe owns it in the initial namespace while loaded)\n",
 				       SRNIC_DRV_NAME, ndev_name,
-				       SRNIC_ROCE_UDP_PORT);
+				       SRNIC_ROCE_V2_PORT);
 			else
 				pr_err("%s: cannot use %s: RoCEv2 UDP socket: %d\n",
 				       SRNIC_DRV_NAME, ndev_name, err);

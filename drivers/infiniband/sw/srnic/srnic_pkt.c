@@ -139,28 +139,6 @@ const struct srnic_opinfo *srnic_opinfo(u8 opcode)
 }
 EXPORT_SYMBOL_IF_KUNIT(srnic_opinfo);
 
-static const char * const srnic_pkt_err_names[SRNIC_PKT_ERR_NUM] = {
-	[SRNIC_PKT_OK] = "ok",
-	[SRNIC_PKT_ERR_SHORT] = "short",
-	[SRNIC_PKT_ERR_TVER] = "bad transport version",
-	[SRNIC_PKT_ERR_OPCODE] = "bad opcode",
-	[SRNIC_PKT_ERR_PAD] = "bad pad count",
-	[SRNIC_PKT_ERR_LENGTH] = "bad payload length",
-};
-
-/**
- * srnic_pkt_err_name() - a parse error, for logs
- * @err: the error
- *
- * Context: any.
- * Return: a constant string.
- */
-const char *srnic_pkt_err_name(enum srnic_pkt_err err)
-{
-	return err < SRNIC_PKT_ERR_NUM ? srnic_pkt_err_names[err] : "?";
-}
-EXPORT_SYMBOL_IF_KUNIT(srnic_pkt_err_name);
-
 /**
  * srnic_pkt_parse() - validate a transport packet and read its headers
  * @pkt: filled in on success

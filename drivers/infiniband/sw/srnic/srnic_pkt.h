@@ -139,7 +139,6 @@ struct srnic_pkt {
 enum srnic_pkt_err srnic_pkt_parse(struct srnic_pkt *pkt, const void *buf,
 				   u32 len);
 int srnic_pkt_build(struct srnic_pkt *pkt, void *buf, u32 size);
-const char *srnic_pkt_err_name(enum srnic_pkt_err err);
 
 /* 24-bit PSN arithmetic: every comparison is modulo 2^24. */
 #define SRNIC_PSN_MASK		SRNIC_BTH_PSN_MASK

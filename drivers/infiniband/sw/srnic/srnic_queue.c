@@ -15,7 +15,7 @@
 #include <linux/vmalloc.h>
 #include <linux/log2.h>
 
-#include "srnic.h"
+#include "srnic_queue.h"
 
 /**
  * srnic_queue_init() - allocate a ring

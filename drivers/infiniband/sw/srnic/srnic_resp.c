@@ -24,11 +24,6 @@
 
 #include "srnic.h"
 
-static bool srnic_debug_late_place;
-module_param_named(debug_late_place, srnic_debug_late_place, bool, 0644);
-MODULE_PARM_DESC(debug_late_place,
-		 "DEBUG ONLY: place RDMA Write payload from a workqueue, after the completions that should follow it (breaks the Write -> Write-with-Immediate ordering on purpose, to show the ordering test can fail)");
-
 /* Answers beyond "continue": the NAK to send and whether the QP fails. */
 enum srnic_resp_verdict {
 	SRNIC_RESP_OK,
@@ -42,47 +37,13 @@ enum srnic_resp_verdict {
 	SRNIC_RESP_DROP,	/* silently dropped (resources), no state change */
 };
 
-struct srnic_late_place {
-	struct work_struct work;
-	struct srnic_mr *mr;
-	u64 va;
-	u32 len;
-	u8 data[];
-};
-
-static void srnic_late_place_work(struct work_struct *work)
-{
-	struct srnic_late_place *lp =
-		container_of(work, struct srnic_late_place, work);
-
-	usleep_range(2000, 3000);
-	/* Debug only: a copy into a remapped MR is dropped. */
-	if (srnic_mr_copy(lp->mr, lp->va, lp->data, lp->len, true))
-		pr_debug("srnic: late placement into a remapped MR dropped\n");
-	srnic_mr_put(lp->mr);
-	kfree(lp);
-}
-
 /* Returns 0, or -EFAULT: the MR was remapped after its key check. */
 static int srnic_place_write(struct srnic_mr *mr, u64 va, const u8 *data,
 			     u32 len)
 {
-	struct srnic_late_place *lp;
-
-	if (likely(!srnic_debug_late_place))
-		return srnic_mr_copy(mr, va, (void *)data, len, true);
-	lp = kmalloc(struct_size(lp, data, len), GFP_ATOMIC);
-	if (!lp || !refcount_inc_not_zero(&mr->ref)) {
-		kfree(lp);
-		return srnic_mr_copy(mr, va, (void *)data, len, true);
-	}
-	INIT_WORK(&lp->work, srnic_late_place_work);
-	lp->mr = mr;
-	lp->va = va;
-	lp->len = len;
-	memcpy(lp->data, data, len);
-	schedule_work(&lp->work);
-	return 0;
+	if (unlikely(srnic_hook_late_place(mr, va, data, len)))
+		return 0;
+	return srnic_mr_copy(mr, va, (void *)data, len, true);
 }
 
 /*
