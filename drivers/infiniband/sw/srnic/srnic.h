@@ -279,6 +279,51 @@ int srnic_cq_post(struct srnic_cq *cq, const union srnic_cqe *cqe,
 		  bool solicited);
 
 /**
+ * struct srnic_wc_src - where a datagram came from, for its completion
+ * @qpn: the source QP (DETH)
+ * @network_type: RDMA_NETWORK_IPV4 or RDMA_NETWORK_IPV6
+ * @has_smac: @smac is known (the packet came in over Ethernet)
+ * @smac: the source MAC
+ */
+struct srnic_wc_src {
+	u32 qpn;
+	u8 network_type;
+	bool has_smac;
+	u8 smac[ETH_ALEN];
+};
+
+/**
+ * struct srnic_recv_wc - what a receive completion says of its message
+ * @op: IB_WC_RECV or IB_WC_RECV_RDMA_WITH_IMM
+ * @byte_len: bytes placed (a datagram's 40-byte GRH area included)
+ * @imm: immediate data, network order (with IB_WC_WITH_IMM)
+ * @inv_rkey: the key a Send with Invalidate invalidated (with
+ *	IB_WC_WITH_INVALIDATE)
+ * @flags: IB_WC_WITH_IMM, IB_WC_WITH_INVALIDATE (kernel values)
+ * @solicited: the message asked for a solicited event
+ * @src: a datagram's source (UD, GSI), else NULL
+ */
+struct srnic_recv_wc {
+	enum ib_wc_opcode op;
+	u32 byte_len;
+	__be32 imm;
+	u32 inv_rkey;
+	int flags;
+	bool solicited;
+	const struct srnic_wc_src *src;
+};
+
+struct srnic_qp;
+bool srnic_wc_send(struct srnic_qp *qp, u64 wr_id, enum ib_wc_status status,
+		   u32 wr_opcode, u32 byte_len);
+void srnic_wc_flush_sq(struct srnic_qp *qp, u64 wr_id, u32 wr_opcode);
+bool srnic_wc_recv(struct srnic_qp *qp, u64 wr_id, enum ib_wc_status status,
+		   const struct srnic_recv_wc *rwc);
+bool srnic_wc_recv_err(struct srnic_qp *qp, u64 wr_id,
+		       enum ib_wc_status status, u32 byte_len);
+void srnic_wc_flush_rq(struct srnic_qp *qp, u64 wr_id);
+
+/**
  * struct srnic_wq - a work queue (SQ, RQ or SRQ ring)
  * @queue: the ring
  * @lock: producer lock for kernel posts and resize
@@ -816,7 +861,10 @@ int srnic_resize_cq(struct ib_cq *ibcq, int cqe, struct ib_udata *udata);
 int srnic_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc);
 int srnic_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags);
 
-/* srnic_qp.c */
+/* srnic_qp.c: QPs and their state machine, the error transition too */
+void srnic_qp_error(struct srnic_qp *qp);
+void srnic_qp_fail(struct srnic_qp *qp, enum ib_event_type ev);
+void srnic_qp_event(struct srnic_qp *qp, enum ib_event_type type);
 int srnic_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 		    struct ib_udata *udata);
 int srnic_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr, int mask,
@@ -836,7 +884,8 @@ int srnic_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 int srnic_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
 int srnic_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
 
-/* srnic_mr.c */
+/* srnic_mr.c: MRs and the key table */
+struct srnic_mr *srnic_mr_entry(void *entry);
 struct ib_mr *srnic_get_dma_mr(struct ib_pd *ibpd, int access);
 struct ib_mr *srnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
 				u64 iova, int access, struct ib_udata *udata);
@@ -863,7 +912,6 @@ bool srnic_mr_bind_window(struct srnic_dev *sdev, struct srnic_mr *mr);
 /* srnic_mw.c */
 int srnic_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
 int srnic_dealloc_mw(struct ib_mw *ibmw);
-struct srnic_mr *srnic_mr_entry(void *entry);
 enum ib_wc_status srnic_mw_bind(struct srnic_qp *qp,
 				const struct srnic_send_wqe *w);
 int srnic_invalidate(struct srnic_qp *qp, u32 rkey, bool remote);
@@ -936,36 +984,14 @@ void srnic_req_arm_timer(struct srnic_qp *qp);
 void srnic_req_rewind(struct srnic_qp *qp, u32 psn);
 struct srnic_swqe *srnic_req_swqe(struct srnic_qp *qp, u32 index);
 
-/**
- * struct srnic_wc_src - where a datagram came from, for its completion
- * @qpn: the source QP (DETH)
- * @network_type: RDMA_NETWORK_IPV4 or RDMA_NETWORK_IPV6
- * @has_smac: @smac is known (the packet came in over Ethernet)
- * @smac: the source MAC
- */
-struct srnic_wc_src {
-	u32 qpn;
-	u8 network_type;
-	bool has_smac;
-	u8 smac[ETH_ALEN];
-};
-
 /* srnic_comp.c: the completer and flushing */
 void srnic_comp_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 		   const u8 *payload);
 void srnic_req_complete(struct srnic_qp *qp);
-void srnic_qp_error(struct srnic_qp *qp);
-void srnic_qp_fail(struct srnic_qp *qp, enum ib_event_type ev);
-void srnic_qp_event(struct srnic_qp *qp, enum ib_event_type type);
+void srnic_flush_sq(struct srnic_qp *qp);
 void srnic_flush_rq(struct srnic_qp *qp);
 void srnic_req_fail(struct srnic_qp *qp, u32 index, enum ib_wc_status st);
 u32 srnic_req_discard(struct srnic_qp *qp);
-bool srnic_post_ud_wc(struct srnic_qp *qp, u64 wr_id,
-		      enum ib_wc_status status, u32 byte_len, __be32 imm,
-		      int flags, bool solicited, const struct srnic_wc_src *src);
-bool srnic_post_wc(struct srnic_qp *qp, bool recv, u64 wr_id,
-		   enum ib_wc_status status, enum ib_wc_opcode op, u32 byte_len,
-		   __be32 imm, int flags, bool solicited);
 
 /* srnic_resp.c: the responder */
 void srnic_resp_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,

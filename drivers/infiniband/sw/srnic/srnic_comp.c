@@ -1,191 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * srnic: the completer (ACKs, NAKs, Read and Atomic responses at the
- * requester), work completions, and flushing a QP in error.
+ * requester), retiring the send window in order, and flushing a QP in
+ * error (the completions themselves: srnic_cq.c; the error transition:
+ * srnic_qp.c).
  *
  * Requester completions come out in send-queue order: a WQE completes
  * when it and every WQE before it is done, so the window is retired from
  * its oldest end only. A response that arrives out of sequence is never
  * placed: it triggers go-back-N from the first missing PSN.
  */
-#include <linux/etherdevice.h>
 #include <rdma/ib_verbs.h>
 
 #include "srnic.h"
-
-/* What libibverbs reads in ibv_wc.wc_flags (enum ibv_wc_flags). */
-#define SRNIC_UWC_GRH		BIT(0)
-#define SRNIC_UWC_WITH_IMM	BIT(1)
-#define SRNIC_UWC_WITH_INV	BIT(3)
-/* ibv_wc.sl of a RoCEv2 datagram over IPv4 (mlx5's packet type 2). */
-#define SRNIC_UWC_SL_ROCE_IPV4	2
-
-static enum ib_wc_opcode srnic_wc_opcode(u32 wr_opcode)
-{
-	switch (wr_opcode) {
-	case IB_WR_RDMA_WRITE:
-	case IB_WR_RDMA_WRITE_WITH_IMM:
-		return IB_WC_RDMA_WRITE;
-	case IB_WR_RDMA_READ:
-		return IB_WC_RDMA_READ;
-	case IB_WR_ATOMIC_CMP_AND_SWP:
-		return IB_WC_COMP_SWAP;
-	case IB_WR_ATOMIC_FETCH_AND_ADD:
-		return IB_WC_FETCH_ADD;
-	case SRNIC_WR_ATOMIC_WRITE:
-		return (enum ib_wc_opcode)SRNIC_WC_ATOMIC_WRITE;
-	case SRNIC_WR_FLUSH:
-		return (enum ib_wc_opcode)SRNIC_WC_FLUSH;
-	case IB_WR_BIND_MW:
-		return IB_WC_BIND_MW;
-	case IB_WR_LOCAL_INV:
-		return IB_WC_LOCAL_INV;
-	case IB_WR_REG_MR:
-		return IB_WC_REG_MR;
-	default:
-		return IB_WC_SEND;
-	}
-}
-
-static bool __srnic_post_wc(struct srnic_qp *qp, bool recv, u64 wr_id,
-			    enum ib_wc_status status, enum ib_wc_opcode op,
-			    u32 byte_len, __be32 imm, int flags, bool solicited,
-			    const struct srnic_wc_src *src);
-
-/**
- * srnic_post_wc() - post one work completion of a QP
- * @qp: the QP
- * @recv: to the receive CQ (else the send CQ)
- * @wr_id: the WQE's cookie
- * @status: IB_WC_*
- * @op: IB_WC_* opcode
- * @byte_len: bytes (received, or the requested length)
- * @imm: immediate data, network order; with IB_WC_WITH_INVALIDATE the
- *	invalidated key (host order)
- * @flags: IB_WC_WITH_IMM / IB_WC_WITH_INVALIDATE (kernel values)
- * @solicited: the message asked for a solicited event
- *
- * A user CQ gets struct ib_uverbs_wc with libibverbs' flag values; a
- * kernel CQ struct ib_wc. If the CQ overflows the QP goes to error.
- *
- * Context: any; never sleeps.
- * Return: true if the completion was posted, false if the CQ was full
- * (it is lost: the caller must not report the message as delivered).
- */
-bool srnic_post_wc(struct srnic_qp *qp, bool recv, u64 wr_id,
-		   enum ib_wc_status status, enum ib_wc_opcode op, u32 byte_len,
-		   __be32 imm, int flags, bool solicited)
-{
-	return __srnic_post_wc(qp, recv, wr_id, status, op, byte_len, imm,
-			       flags, solicited, NULL);
-}
-
-/**
- * srnic_post_ud_wc() - post the receive completion of a datagram
- * @qp: the UD or GSI QP
- * @wr_id: the receive WQE's cookie
- * @status: IB_WC_*
- * @byte_len: bytes placed, the 40-byte GRH area included
- * @imm: immediate data, network order
- * @flags: IB_WC_WITH_IMM or 0
- * @solicited: the datagram asked for a solicited event
- * @src: where it came from
- *
- * As srnic_post_wc(), plus the source QP, IB_WC_GRH (the buffer starts
- * with the network header) and, for kernel consumers (the MAD layer
- * builds its reply's address from them), the network header type and
- * source MAC.
- *
- * Context: any; never sleeps.
- * Return: true if posted, false if the CQ was full.
- */
-bool srnic_post_ud_wc(struct srnic_qp *qp, u64 wr_id,
-		      enum ib_wc_status status, u32 byte_len, __be32 imm,
-		      int flags, bool solicited, const struct srnic_wc_src *src)
-{
-	return __srnic_post_wc(qp, true, wr_id, status, IB_WC_RECV, byte_len,
-			       imm, flags, solicited, src);
-}
-
-static bool __srnic_post_wc(struct srnic_qp *qp, bool recv, u64 wr_id,
-			    enum ib_wc_status status, enum ib_wc_opcode op,
-			    u32 byte_len, __be32 imm, int flags, bool solicited,
-			    const struct srnic_wc_src *src)
-{
-	struct srnic_cq *cq = to_scq(recv ? qp->ibqp.recv_cq :
-				      qp->ibqp.send_cq);
-	union srnic_cqe cqe;
-
-	memset(&cqe, 0, sizeof(cqe));
-	if (cq->is_user) {
-		struct ib_uverbs_wc *uwc = &cqe.uwc;
-
-		uwc->wr_id = wr_id;
-		uwc->status = status;
-		uwc->opcode = op;
-		uwc->byte_len = byte_len;
-		uwc->qp_num = qp->ibqp.qp_num;
-		uwc->port_num = 1;
-		if (recv) {
-			uwc->src_qp = qp->dest_qpn;
-			if (flags & IB_WC_WITH_IMM) {
-				uwc->ex.imm_data = imm;
-				uwc->wc_flags |= SRNIC_UWC_WITH_IMM;
-			}
-			if (flags & IB_WC_WITH_INVALIDATE) {
-				uwc->ex.invalidate_rkey = (__force u32)imm;
-				uwc->wc_flags |= SRNIC_UWC_WITH_INV;
-			}
-			if (src) {
-				uwc->src_qp = src->qpn;
-				uwc->wc_flags |= SRNIC_UWC_GRH;
-				/*
-				 * RoCE has no service level: the field says
-				 * what the GRH area holds, as mlx5 reports it
-				 * (2: an IPv4 header at byte 20). UCX before
-				 * 1.19 reads it so, and without it drops every
-				 * IPv4 datagram as addressed to a foreign GID.
-				 */
-				if (src->network_type == RDMA_NETWORK_IPV4)
-					uwc->sl = SRNIC_UWC_SL_ROCE_IPV4;
-			}
-		}
-	} else {
-		struct ib_wc *wc = &cqe.ibwc;
-
-		wc->wr_id = wr_id;
-		wc->status = status;
-		wc->opcode = op;
-		wc->byte_len = byte_len;
-		wc->qp = &qp->ibqp;
-		wc->port_num = 1;
-		if (recv) {
-			wc->src_qp = qp->dest_qpn;
-			wc->wc_flags = flags;
-			if (flags & IB_WC_WITH_IMM)
-				wc->ex.imm_data = imm;
-			if (flags & IB_WC_WITH_INVALIDATE)
-				wc->ex.invalidate_rkey = (__force u32)imm;
-			if (src) {
-				wc->src_qp = src->qpn;
-				wc->wc_flags |= IB_WC_GRH |
-						IB_WC_WITH_NETWORK_HDR_TYPE;
-				wc->network_hdr_type = src->network_type;
-				if (src->has_smac) {
-					ether_addr_copy(wc->smac, src->smac);
-					wc->wc_flags |= IB_WC_WITH_SMAC;
-				}
-			}
-		}
-	}
-	if (srnic_cq_post(cq, &cqe, solicited)) {
-		/* Completions would be lost: the QP goes to error. */
-		WRITE_ONCE(qp->req.flushing, true);
-		srnic_req_kick(qp);
-		return false;
-	}
-	return true;
-}
 
 /**
  * srnic_req_complete() - retire done WQEs from the window's oldest end
@@ -215,9 +42,8 @@ void srnic_req_complete(struct srnic_qp *qp)
 		srnic_queue_advance_consumer(&qp->sq.queue);
 		if (s->status || qp->sq_sig_all ||
 		    (w->send_flags & IB_SEND_SIGNALED))
-			srnic_post_wc(qp, false, w->wr_id, s->status,
-				      srnic_wc_opcode(w->opcode), w->length,
-				      0, 0, false);
+			srnic_wc_send(qp, w->wr_id, s->status, w->opcode,
+				      w->length);
 		if (s->status)
 			req->flushing = true;
 	}
@@ -715,8 +541,15 @@ u32 srnic_req_discard(struct srnic_qp *qp)
 	return n;
 }
 
-/* Complete everything left on the send queue with flush status. */
-static void srnic_flush_sq(struct srnic_qp *qp)
+/**
+ * srnic_flush_sq() - complete every send WQE left with flush status
+ * @qp: the QP, in error
+ *
+ * Issued WQEs first, then those posted and not issued yet.
+ *
+ * Context: under req.lock.
+ */
+void srnic_flush_sq(struct srnic_qp *qp)
 {
 	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
 	struct srnic_req *req = &qp->req;
@@ -728,8 +561,7 @@ static void srnic_flush_sq(struct srnic_qp *qp)
 
 		req->comp++;
 		srnic_queue_advance_consumer(&qp->sq.queue);
-		srnic_post_wc(qp, false, s->wqe.wr_id, IB_WC_WR_FLUSH_ERR,
-			      srnic_wc_opcode(s->wqe.opcode), 0, 0, 0, false);
+		srnic_wc_flush_sq(qp, s->wqe.wr_id, s->wqe.opcode);
 	}
 	/* Posted, not issued: the ring still holds them. */
 	while ((req->comp & mask) != (prod & mask)) {
@@ -742,8 +574,7 @@ static void srnic_flush_sq(struct srnic_qp *qp)
 		op = READ_ONCE(u->wr.opcode);
 		req->comp++;
 		srnic_queue_advance_consumer(&qp->sq.queue);
-		srnic_post_wc(qp, false, wr_id, IB_WC_WR_FLUSH_ERR,
-			      srnic_wc_opcode(op), 0, 0, 0, false);
+		srnic_wc_flush_sq(qp, wr_id, op);
 	}
 	req->issue = req->comp;
 	req->cur = req->comp;
@@ -766,8 +597,7 @@ void srnic_flush_rq(struct srnic_qp *qp)
 	u32 n;
 
 	if (resp->have_rwqe) {
-		srnic_post_wc(qp, true, resp->rwqe.wr_id, IB_WC_WR_FLUSH_ERR,
-			      IB_WC_RECV, 0, 0, 0, false);
+		srnic_wc_flush_rq(qp, resp->rwqe.wr_id);
 		resp->have_rwqe = false;
 	}
 	if (qp->srq)
@@ -785,72 +615,6 @@ void srnic_flush_rq(struct srnic_qp *qp)
 		u = srnic_queue_addr(q, srnic_queue_consumer(q));
 		wr_id = READ_ONCE(u->wr_id);
 		srnic_queue_advance_consumer(q);
-		srnic_post_wc(qp, true, wr_id, IB_WC_WR_FLUSH_ERR, IB_WC_RECV,
-			      0, 0, 0, false);
+		srnic_wc_flush_rq(qp, wr_id);
 	}
-}
-
-/**
- * srnic_qp_fail() - move a QP to the error state, flush it, report why
- * @qp: the QP
- * @ev: the affiliated asynchronous error to report (IB_EVENT_QP_FATAL,
- *	_REQ_ERR, _ACCESS_ERR), or 0 for none
- *
- * Every outstanding send WQE completes with IB_WC_WR_FLUSH_ERR (after any
- * error completion already posted), then every posted receive. Called
- * again (a doorbell in the error state) it flushes what was posted since.
- * @ev is reported once the QP is in the error state; then a QP on an SRQ
- * reports IB_EVENT_QP_LAST_WQE_REACHED, once.
- *
- * Context: any; never sleeps.
- */
-void srnic_qp_fail(struct srnic_qp *qp, enum ib_event_type ev)
-{
-	enum ib_qp_state s = READ_ONCE(qp->state);
-	bool last_wqe;
-
-	/*
-	 * Not behind the back of a reset in progress (modify_qp holds
-	 * state_lock, which this cannot take): a QP moved to RESET stays
-	 * there, and its reset fences the paths that call this.
-	 */
-	do {
-		if (s == IB_QPS_RESET)
-			return;
-	} while (!try_cmpxchg(&qp->state, &s, IB_QPS_ERR));
-
-	spin_lock_bh(&qp->req.lock);
-	qp->req.flushing = true;
-	srnic_flush_sq(qp);
-	del_timer(&qp->req.timer);
-	spin_unlock_bh(&qp->req.lock);
-
-	spin_lock_bh(&qp->resp.lock);
-	srnic_flush_rq(qp);
-	srnic_resp_drop_state(qp);
-	/*
-	 * The responder rechecks the state under this lock: from here on the
-	 * QP takes nothing more from its SRQ (IBA 11.6.3.1, "last WQE").
-	 */
-	last_wqe = qp->srq && !qp->resp.last_wqe;
-	qp->resp.last_wqe = true;
-	spin_unlock_bh(&qp->resp.lock);
-	if (ev)
-		srnic_qp_event(qp, ev);
-	if (last_wqe)
-		srnic_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
-}
-
-/**
- * srnic_qp_error() - move a QP to the error state and flush it
- * @qp: the QP
- *
- * srnic_qp_fail() without an error event (the cause was reported as a
- * completion status, or the consumer asked for it).
- *
- * Context: any; never sleeps.
- */
-void srnic_qp_error(struct srnic_qp *qp)
-{
-	srnic_qp_fail(qp, 0);
 }

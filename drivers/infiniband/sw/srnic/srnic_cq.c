@@ -9,7 +9,13 @@
  * (payload placed into memory regions) is ordered before the CQE stores by
  * dma_wmb(), and the CQE stores before the producer index by its release
  * store. A consumer that sees the index sees the CQE and the data.
+ *
+ * The pipeline completes work through one helper per meaning: a send
+ * queue completion (srnic_wc_send), a receive completion (srnic_wc_recv,
+ * srnic_wc_recv_err) and a flush (srnic_wc_flush_sq, srnic_wc_flush_rq).
  */
+#include <linux/etherdevice.h>
+
 #include "srnic.h"
 
 static int srnic_cq_check_cqe(struct srnic_dev *sdev, int cqe)
@@ -229,6 +235,221 @@ int srnic_cq_post(struct srnic_cq *cq, const union srnic_cqe *cqe,
 	if (notify && cq->ibcq.comp_handler)
 		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
 	return 0;
+}
+
+/* What libibverbs reads in ibv_wc.wc_flags (enum ibv_wc_flags). */
+#define SRNIC_UWC_GRH		BIT(0)
+#define SRNIC_UWC_WITH_IMM	BIT(1)
+#define SRNIC_UWC_WITH_INV	BIT(3)
+/* ibv_wc.sl of a RoCEv2 datagram over IPv4 (mlx5's packet type 2). */
+#define SRNIC_UWC_SL_ROCE_IPV4	2
+
+static enum ib_wc_opcode srnic_wc_opcode(u32 wr_opcode)
+{
+	switch (wr_opcode) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		return IB_WC_RDMA_WRITE;
+	case IB_WR_RDMA_READ:
+		return IB_WC_RDMA_READ;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+		return IB_WC_COMP_SWAP;
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		return IB_WC_FETCH_ADD;
+	case SRNIC_WR_ATOMIC_WRITE:
+		return (enum ib_wc_opcode)SRNIC_WC_ATOMIC_WRITE;
+	case SRNIC_WR_FLUSH:
+		return (enum ib_wc_opcode)SRNIC_WC_FLUSH;
+	case IB_WR_BIND_MW:
+		return IB_WC_BIND_MW;
+	case IB_WR_LOCAL_INV:
+		return IB_WC_LOCAL_INV;
+	case IB_WR_REG_MR:
+		return IB_WC_REG_MR;
+	default:
+		return IB_WC_SEND;
+	}
+}
+
+/*
+ * The fields every completion has, in the CQ's format: struct
+ * ib_uverbs_wc (what librxe reads) for a user CQ, struct ib_wc for a
+ * kernel one.
+ */
+static void srnic_cqe_init(union srnic_cqe *cqe, const struct srnic_cq *cq,
+			   struct srnic_qp *qp, u64 wr_id,
+			   enum ib_wc_status status, enum ib_wc_opcode op,
+			   u32 byte_len)
+{
+	memset(cqe, 0, sizeof(*cqe));
+	if (cq->is_user) {
+		cqe->uwc.wr_id = wr_id;
+		cqe->uwc.status = status;
+		cqe->uwc.opcode = op;
+		cqe->uwc.byte_len = byte_len;
+		cqe->uwc.qp_num = qp->ibqp.qp_num;
+		cqe->uwc.port_num = 1;
+	} else {
+		cqe->ibwc.wr_id = wr_id;
+		cqe->ibwc.status = status;
+		cqe->ibwc.opcode = op;
+		cqe->ibwc.byte_len = byte_len;
+		cqe->ibwc.qp = &qp->ibqp;
+		cqe->ibwc.port_num = 1;
+	}
+}
+
+/* Publish a QP's completion; if the CQ overflowed, the QP goes to error. */
+static bool srnic_wc_post(struct srnic_qp *qp, struct srnic_cq *cq,
+			  const union srnic_cqe *cqe, bool solicited)
+{
+	if (srnic_cq_post(cq, cqe, solicited)) {
+		/* Completions would be lost: the QP goes to error. */
+		WRITE_ONCE(qp->req.flushing, true);
+		srnic_req_kick(qp);
+		return false;
+	}
+	return true;
+}
+
+/**
+ * srnic_wc_send() - a send queue completion
+ * @qp: the QP
+ * @wr_id: the WQE's cookie
+ * @status: IB_WC_*
+ * @wr_opcode: the WQE's opcode (IB_WR_*), which names the completion's
+ * @byte_len: the requested length
+ *
+ * Context: any; never sleeps.
+ * Return: true if posted, false if the send CQ was full (the QP goes to
+ * error).
+ */
+bool srnic_wc_send(struct srnic_qp *qp, u64 wr_id, enum ib_wc_status status,
+		   u32 wr_opcode, u32 byte_len)
+{
+	struct srnic_cq *cq = to_scq(qp->ibqp.send_cq);
+	union srnic_cqe cqe;
+
+	srnic_cqe_init(&cqe, cq, qp, wr_id, status, srnic_wc_opcode(wr_opcode),
+		       byte_len);
+	return srnic_wc_post(qp, cq, &cqe, false);
+}
+
+/**
+ * srnic_wc_flush_sq() - a send WQE flushed by a QP in error
+ * @qp: the QP
+ * @wr_id: the WQE's cookie
+ * @wr_opcode: its opcode (IB_WR_*)
+ *
+ * Context: any; never sleeps.
+ */
+void srnic_wc_flush_sq(struct srnic_qp *qp, u64 wr_id, u32 wr_opcode)
+{
+	srnic_wc_send(qp, wr_id, IB_WC_WR_FLUSH_ERR, wr_opcode, 0);
+}
+
+/**
+ * srnic_wc_recv() - a receive completion
+ * @qp: the QP whose receive WQE (its own or its SRQ's) completes
+ * @wr_id: the receive WQE's cookie
+ * @status: IB_WC_*
+ * @rwc: what the message was: opcode, length, immediate data or
+ *	invalidated key, solicited event, a datagram's source
+ *
+ * A datagram's completion (@rwc->src) says IB_WC_GRH (the buffer starts
+ * with the network header) and its source QP, and for kernel consumers
+ * (the MAD layer builds its reply's address from them) the network
+ * header type and source MAC.
+ *
+ * Context: any; never sleeps.
+ * Return: true if posted, false if the receive CQ was full (it is lost,
+ * the QP goes to error: the caller must not report the message as
+ * delivered).
+ */
+bool srnic_wc_recv(struct srnic_qp *qp, u64 wr_id, enum ib_wc_status status,
+		   const struct srnic_recv_wc *rwc)
+{
+	struct srnic_cq *cq = to_scq(qp->ibqp.recv_cq);
+	const struct srnic_wc_src *src = rwc->src;
+	union srnic_cqe cqe;
+
+	srnic_cqe_init(&cqe, cq, qp, wr_id, status, rwc->op, rwc->byte_len);
+	if (cq->is_user) {
+		struct ib_uverbs_wc *uwc = &cqe.uwc;
+
+		uwc->src_qp = src ? src->qpn : qp->dest_qpn;
+		if (rwc->flags & IB_WC_WITH_IMM) {
+			uwc->ex.imm_data = rwc->imm;
+			uwc->wc_flags |= SRNIC_UWC_WITH_IMM;
+		}
+		if (rwc->flags & IB_WC_WITH_INVALIDATE) {
+			uwc->ex.invalidate_rkey = rwc->inv_rkey;
+			uwc->wc_flags |= SRNIC_UWC_WITH_INV;
+		}
+		if (src) {
+			uwc->wc_flags |= SRNIC_UWC_GRH;
+			/*
+			 * RoCE has no service level: the field says what the
+			 * GRH area holds, as mlx5 reports it (2: an IPv4
+			 * header at byte 20). UCX before 1.19 reads it so,
+			 * and without it drops every IPv4 datagram as
+			 * addressed to a foreign GID.
+			 */
+			if (src->network_type == RDMA_NETWORK_IPV4)
+				uwc->sl = SRNIC_UWC_SL_ROCE_IPV4;
+		}
+	} else {
+		struct ib_wc *wc = &cqe.ibwc;
+
+		wc->src_qp = src ? src->qpn : qp->dest_qpn;
+		wc->wc_flags = rwc->flags;
+		if (rwc->flags & IB_WC_WITH_IMM)
+			wc->ex.imm_data = rwc->imm;
+		if (rwc->flags & IB_WC_WITH_INVALIDATE)
+			wc->ex.invalidate_rkey = rwc->inv_rkey;
+		if (src) {
+			wc->wc_flags |= IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE;
+			wc->network_hdr_type = src->network_type;
+			if (src->has_smac) {
+				ether_addr_copy(wc->smac, src->smac);
+				wc->wc_flags |= IB_WC_WITH_SMAC;
+			}
+		}
+	}
+	return srnic_wc_post(qp, cq, &cqe, rwc->solicited);
+}
+
+/**
+ * srnic_wc_recv_err() - a receive WQE that completes in error
+ * @qp: the QP
+ * @wr_id: the receive WQE's cookie
+ * @status: the error (IB_WC_LOC_LEN_ERR, IB_WC_LOC_PROT_ERR, ...)
+ * @byte_len: bytes placed before the error
+ *
+ * Context: any; never sleeps.
+ * Return: true if posted, false if the receive CQ was full.
+ */
+bool srnic_wc_recv_err(struct srnic_qp *qp, u64 wr_id,
+		       enum ib_wc_status status, u32 byte_len)
+{
+	const struct srnic_recv_wc rwc = {
+		.op = IB_WC_RECV,
+		.byte_len = byte_len,
+	};
+
+	return srnic_wc_recv(qp, wr_id, status, &rwc);
+}
+
+/**
+ * srnic_wc_flush_rq() - a receive WQE flushed by a QP in error
+ * @qp: the QP
+ * @wr_id: the receive WQE's cookie
+ *
+ * Context: any; never sleeps.
+ */
+void srnic_wc_flush_rq(struct srnic_qp *qp, u64 wr_id)
+{
+	srnic_wc_recv_err(qp, wr_id, IB_WC_WR_FLUSH_ERR, 0);
 }
 
 /**

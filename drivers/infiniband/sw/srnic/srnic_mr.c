@@ -135,6 +135,18 @@ static void srnic_mr_finish(struct srnic_dev *sdev, struct srnic_mr *mr)
 }
 
 /**
+ * srnic_mr_entry() - the MR in a key table entry
+ * @entry: what xa_load() returned from srnic_dev::mr_xa
+ *
+ * Context: any.
+ * Return: the MR, or NULL if the entry is empty or a window.
+ */
+struct srnic_mr *srnic_mr_entry(void *entry)
+{
+	return entry && !xa_pointer_tag(entry) ? entry : NULL;
+}
+
+/**
  * srnic_mr_bind_window() - count a window bound to an MR
  * @sdev: the device
  * @mr: the MR, held

@@ -109,18 +109,6 @@ static struct srnic_mw *srnic_mw_find(struct srnic_dev *sdev, u32 key)
 }
 
 /**
- * srnic_mr_entry() - the MR in a key table entry
- * @entry: what xa_load() returned from srnic_dev::mr_xa
- *
- * Context: any.
- * Return: the MR, or NULL if the entry is empty or a window.
- */
-struct srnic_mr *srnic_mr_entry(void *entry)
-{
-	return entry && !xa_pointer_tag(entry) ? entry : NULL;
-}
-
-/**
  * srnic_mw_bind() - execute a Bind Memory Window request
  * @qp: the QP that posted it
  * @w: the request: mw_rkey names the window, new_rkey is its key after

@@ -565,3 +565,67 @@ int srnic_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 	return 0;
 }
 
+/**
+ * srnic_qp_fail() - move a QP to the error state, flush it, report why
+ * @qp: the QP
+ * @ev: the affiliated asynchronous error to report (IB_EVENT_QP_FATAL,
+ *	_REQ_ERR, _ACCESS_ERR), or 0 for none
+ *
+ * Every outstanding send WQE completes with IB_WC_WR_FLUSH_ERR (after any
+ * error completion already posted), then every posted receive. Called
+ * again (a doorbell in the error state) it flushes what was posted since.
+ * @ev is reported once the QP is in the error state; then a QP on an SRQ
+ * reports IB_EVENT_QP_LAST_WQE_REACHED, once.
+ *
+ * Context: any; never sleeps.
+ */
+void srnic_qp_fail(struct srnic_qp *qp, enum ib_event_type ev)
+{
+	enum ib_qp_state s = READ_ONCE(qp->state);
+	bool last_wqe;
+
+	/*
+	 * Not behind the back of a reset in progress (modify_qp holds
+	 * state_lock, which this cannot take): a QP moved to RESET stays
+	 * there, and its reset fences the paths that call this.
+	 */
+	do {
+		if (s == IB_QPS_RESET)
+			return;
+	} while (!try_cmpxchg(&qp->state, &s, IB_QPS_ERR));
+
+	spin_lock_bh(&qp->req.lock);
+	qp->req.flushing = true;
+	srnic_flush_sq(qp);
+	del_timer(&qp->req.timer);
+	spin_unlock_bh(&qp->req.lock);
+
+	spin_lock_bh(&qp->resp.lock);
+	srnic_flush_rq(qp);
+	srnic_resp_drop_state(qp);
+	/*
+	 * The responder rechecks the state under this lock: from here on the
+	 * QP takes nothing more from its SRQ (IBA 11.6.3.1, "last WQE").
+	 */
+	last_wqe = qp->srq && !qp->resp.last_wqe;
+	qp->resp.last_wqe = true;
+	spin_unlock_bh(&qp->resp.lock);
+	if (ev)
+		srnic_qp_event(qp, ev);
+	if (last_wqe)
+		srnic_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
+}
+
+/**
+ * srnic_qp_error() - move a QP to the error state and flush it
+ * @qp: the QP
+ *
+ * srnic_qp_fail() without an error event (the cause was reported as a
+ * completion status, or the consumer asked for it).
+ *
+ * Context: any; never sleeps.
+ */
+void srnic_qp_error(struct srnic_qp *qp)
+{
+	srnic_qp_fail(qp, 0);
+}

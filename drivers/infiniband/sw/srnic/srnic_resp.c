@@ -218,8 +218,7 @@ static enum srnic_resp_verdict srnic_resp_need_rwqe(struct srnic_qp *qp)
 	if (err == -EAGAIN)
 		return SRNIC_RESP_RNR;
 	if (err) {
-		srnic_post_wc(qp, true, resp->rwqe.wr_id, IB_WC_LOC_QP_OP_ERR,
-			      IB_WC_RECV, 0, 0, 0, false);
+		srnic_wc_recv_err(qp, resp->rwqe.wr_id, IB_WC_LOC_QP_OP_ERR, 0);
 		return SRNIC_RESP_OP_ERR;
 	}
 	resp->have_rwqe = true;
@@ -242,9 +241,10 @@ static enum srnic_resp_verdict srnic_resp_send(struct srnic_qp *qp,
 {
 	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
 	struct srnic_resp *resp = &qp->resp;
+	struct srnic_recv_wc rwc = { .op = IB_WC_RECV };
 	enum srnic_resp_verdict v;
-	int flags = 0, err;
 	bool posted;
+	int err;
 
 	if (!srnic_resp_len_ok(qp, pkt))
 		return SRNIC_RESP_INVALID;
@@ -258,8 +258,8 @@ static enum srnic_resp_verdict srnic_resp_send(struct srnic_qp *qp,
 	if (pkt->info->flags & SRNIC_OPF_FIRST)
 		resp->roff = 0;
 	if (pkt->paylen > resp->rwqe.length - resp->roff) {
-		srnic_post_wc(qp, true, resp->rwqe.wr_id, IB_WC_LOC_LEN_ERR,
-			      IB_WC_RECV, resp->roff, 0, 0, false);
+		srnic_wc_recv_err(qp, resp->rwqe.wr_id, IB_WC_LOC_LEN_ERR,
+				  resp->roff);
 		resp->have_rwqe = false;
 		return SRNIC_RESP_INVALID_WC;
 	}
@@ -267,8 +267,8 @@ static enum srnic_resp_verdict srnic_resp_send(struct srnic_qp *qp,
 			     resp->rwqe.num_sge, resp->roff, (void *)payload,
 			     pkt->paylen, true);
 	if (err) {
-		srnic_post_wc(qp, true, resp->rwqe.wr_id, IB_WC_LOC_PROT_ERR,
-			      IB_WC_RECV, resp->roff, 0, 0, false);
+		srnic_wc_recv_err(qp, resp->rwqe.wr_id, IB_WC_LOC_PROT_ERR,
+				  resp->roff);
 		resp->have_rwqe = false;
 		return SRNIC_RESP_OP_ERR;
 	}
@@ -277,23 +277,24 @@ static enum srnic_resp_verdict srnic_resp_send(struct srnic_qp *qp,
 		resp->in_op = SRNIC_OPF_SEND;
 		return SRNIC_RESP_OK;
 	}
-	if (pkt->info->flags & SRNIC_OPF_IMM)
-		flags |= IB_WC_WITH_IMM;
+	if (pkt->info->flags & SRNIC_OPF_IMM) {
+		rwc.flags |= IB_WC_WITH_IMM;
+		rwc.imm = pkt->imm;
+	}
 	if (pkt->info->flags & SRNIC_OPF_INV) {
 		/* Send with Invalidate: the key dies before the completion. */
 		if (srnic_invalidate(qp, pkt->inv_rkey, true)) {
-			srnic_post_wc(qp, true, resp->rwqe.wr_id,
-				      IB_WC_REM_INV_REQ_ERR, IB_WC_RECV,
-				      resp->roff, 0, 0, false);
+			srnic_wc_recv_err(qp, resp->rwqe.wr_id,
+					  IB_WC_REM_INV_REQ_ERR, resp->roff);
 			resp->have_rwqe = false;
 			return SRNIC_RESP_INVALID_WC;
 		}
-		flags |= IB_WC_WITH_INVALIDATE;
-		pkt->imm = (__force __be32)pkt->inv_rkey;
+		rwc.flags |= IB_WC_WITH_INVALIDATE;
+		rwc.inv_rkey = pkt->inv_rkey;
 	}
-	posted = srnic_post_wc(qp, true, resp->rwqe.wr_id, IB_WC_SUCCESS,
-			       IB_WC_RECV, resp->roff, pkt->imm, flags,
-			       pkt->se);
+	rwc.byte_len = resp->roff;
+	rwc.solicited = pkt->se;
+	posted = srnic_wc_recv(qp, resp->rwqe.wr_id, IB_WC_SUCCESS, &rwc);
 	resp->have_rwqe = false;
 	if (!posted)
 		return SRNIC_RESP_DROP;	/* the CQE was lost: no ACK */
@@ -387,10 +388,16 @@ static enum srnic_resp_verdict srnic_resp_write(struct srnic_qp *qp,
 	resp->in_op = 0;
 	resp->msn++;
 	if (flags & SRNIC_OPF_IMM) {
+		const struct srnic_recv_wc rwc = {
+			.op = IB_WC_RECV_RDMA_WITH_IMM,
+			.byte_len = resp->roff,
+			.imm = pkt->imm,
+			.flags = IB_WC_WITH_IMM,
+			.solicited = pkt->se,
+		};
+
 		resp->have_rwqe = false;
-		if (!srnic_post_wc(qp, true, resp->rwqe.wr_id, IB_WC_SUCCESS,
-				   IB_WC_RECV_RDMA_WITH_IMM, resp->roff,
-				   pkt->imm, IB_WC_WITH_IMM, pkt->se))
+		if (!srnic_wc_recv(qp, resp->rwqe.wr_id, IB_WC_SUCCESS, &rwc))
 			v = SRNIC_RESP_DROP;	/* the CQE was lost */
 	}
 out:
@@ -986,6 +993,7 @@ bool srnic_resp_ud_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
 	const u8 *l3 = skb_network_header(skb);
 	struct srnic_wc_src src = { .qpn = pkt->src_qpn };
+	struct srnic_recv_wc rwc = { .op = IB_WC_RECV, .src = &src };
 	enum ib_wc_status status = IB_WC_SUCCESS;
 	u32 len = sizeof(union rdma_network_hdr) + pkt->paylen;
 	struct srnic_rwqe *rw = &qp->resp.rwqe;
@@ -1040,8 +1048,11 @@ bool srnic_resp_ud_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 				sizeof(grh), (void *)payload, pkt->paylen,
 				true))
 		status = IB_WC_LOC_PROT_ERR;
-	posted = srnic_post_ud_wc(qp, rw->wr_id, status, status ? 0 : len,
-				  pkt->imm, flags, pkt->se, &src);
+	rwc.byte_len = status ? 0 : len;
+	rwc.imm = pkt->imm;
+	rwc.flags = flags;
+	rwc.solicited = pkt->se;
+	posted = srnic_wc_recv(qp, rw->wr_id, status, &rwc);
 	spin_unlock_bh(&qp->resp.lock);
 	/*
 	 * A datagram too long for the buffer, or an SGE it cannot be placed
