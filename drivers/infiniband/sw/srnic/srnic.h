@@ -993,13 +993,15 @@ void srnic_flush_rq(struct srnic_qp *qp);
 void srnic_req_fail(struct srnic_qp *qp, u32 index, enum ib_wc_status st);
 u32 srnic_req_discard(struct srnic_qp *qp);
 
-/* srnic_resp.c: the responder */
-void srnic_resp_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
-		   const u8 *payload);
+/* srnic_resp_uc_ud.c: the UC and UD responders */
 void srnic_resp_uc_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 		      const u8 *payload);
 bool srnic_resp_ud_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 		      const u8 *payload, struct sk_buff *skb);
+
+/* srnic_resp.c: the RC responder (shared with UC and UD: srnic_resp.h) */
+void srnic_resp_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
+		   const u8 *payload);
 int srnic_resp_tx(struct srnic_qp *qp, struct sk_buff_head *out, int budget);
 void srnic_resp_tx_done(struct srnic_qp *qp);
 void srnic_resp_init(struct srnic_qp *qp);

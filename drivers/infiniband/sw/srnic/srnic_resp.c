@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
  * srnic: the RC responder: placement of Sends and Writes, Read responses,
- * atomics, duplicates, and the ACK/NAK answers.
+ * atomics, duplicates, and the ACK/NAK answers (UC and UD:
+ * srnic_resp_uc_ud.c).
  *
  * Requests are executed strictly in PSN order: a packet ahead of the
  * expected PSN is answered with one PSN sequence NAK and dropped, so when
@@ -23,18 +24,39 @@
 #include <rdma/ib_verbs.h>
 
 #include "srnic.h"
+#include "srnic_resp.h"
 
-/* Answers beyond "continue": the NAK to send and whether the QP fails. */
-enum srnic_resp_verdict {
-	SRNIC_RESP_OK,
-	SRNIC_RESP_RNR,
-	SRNIC_RESP_INVALID,	/* NAK invalid request, QP to error */
-	SRNIC_RESP_INVALID_WC,	/* as INVALID; the receive WQE completed in
-				 * error already
-				 */
-	SRNIC_RESP_ACCESS,	/* NAK remote access error, QP to error */
-	SRNIC_RESP_OP_ERR,	/* NAK remote operational error, QP to error */
-	SRNIC_RESP_DROP,	/* silently dropped (resources), no state change */
+#define SRNIC_RESP_NAK(verdict, nak, event, uc)				\
+	[verdict] = { .name = #verdict + sizeof("SRNIC_RESP_ERR_") - 1,	\
+		      .syndrome = SRNIC_AETH_NAK | (nak), .ev = (event),	\
+		      .uc_fail = (uc) }
+#define SRNIC_RESP_INV(verdict, uc)					\
+	SRNIC_RESP_NAK(verdict, SRNIC_NAK_INVALID_REQ, IB_EVENT_QP_REQ_ERR, uc)
+#define SRNIC_RESP_ACC(verdict)						\
+	SRNIC_RESP_NAK(verdict, SRNIC_NAK_REM_ACCESS, IB_EVENT_QP_ACCESS_ERR, \
+		       false)
+#define SRNIC_RESP_OPE(verdict)						\
+	SRNIC_RESP_NAK(verdict, SRNIC_NAK_REM_OP_ERR, IB_EVENT_QP_FATAL, true)
+
+const struct srnic_resp_answer srnic_resp_answers[SRNIC_RESP_NR_VERDICTS] = {
+	[SRNIC_RESP_OK] = { .name = "ok" },
+	[SRNIC_RESP_DONE] = { .name = "done" },
+	[SRNIC_RESP_RNR] = { .name = "rnr" },
+	[SRNIC_RESP_DROP_NOMEM] = { .name = "drop_nomem" },
+	[SRNIC_RESP_DROP_CQE] = { .name = "drop_cqe" },
+	SRNIC_RESP_INV(SRNIC_RESP_ERR_SEQUENCE, false),
+	SRNIC_RESP_INV(SRNIC_RESP_ERR_OPCODE, false),
+	SRNIC_RESP_INV(SRNIC_RESP_ERR_PKT_LEN, false),
+	SRNIC_RESP_INV(SRNIC_RESP_ERR_MSG_LEN, false),
+	SRNIC_RESP_INV(SRNIC_RESP_ERR_ALIGN, false),
+	SRNIC_RESP_INV(SRNIC_RESP_ERR_FLUSH, false),
+	SRNIC_RESP_INV(SRNIC_RESP_ERR_RECV_LEN, true),
+	SRNIC_RESP_INV(SRNIC_RESP_ERR_INVALIDATE, true),
+	SRNIC_RESP_ACC(SRNIC_RESP_ERR_QP_ACCESS),
+	SRNIC_RESP_ACC(SRNIC_RESP_ERR_RKEY),
+	SRNIC_RESP_ACC(SRNIC_RESP_ERR_REMAPPED),
+	SRNIC_RESP_OPE(SRNIC_RESP_ERR_RWQE),
+	SRNIC_RESP_OPE(SRNIC_RESP_ERR_RECV_PROT),
 };
 
 /* Returns 0, or -EFAULT: the MR was remapped after its key check. */
@@ -201,7 +223,7 @@ int srnic_rwqe_take(struct srnic_qp *qp, struct srnic_rwqe *rw)
  * The PD a receive WQE's L_Keys are checked against: an SRQ's own (IBA
  * 10.2.9: an SRQ belongs to a PD, which may differ from the QP's).
  */
-static struct ib_pd *srnic_rwqe_pd(const struct srnic_qp *qp)
+struct ib_pd *srnic_rwqe_pd(const struct srnic_qp *qp)
 {
 	return qp->srq ? qp->srq->ibsrq.pd : qp->ibqp.pd;
 }
@@ -219,7 +241,7 @@ static enum srnic_resp_verdict srnic_resp_need_rwqe(struct srnic_qp *qp)
 		return SRNIC_RESP_RNR;
 	if (err) {
 		srnic_wc_recv_err(qp, resp->rwqe.wr_id, IB_WC_LOC_QP_OP_ERR, 0);
-		return SRNIC_RESP_OP_ERR;
+		return SRNIC_RESP_ERR_RWQE;
 	}
 	resp->have_rwqe = true;
 	return SRNIC_RESP_OK;
@@ -235,9 +257,9 @@ static bool srnic_resp_len_ok(struct srnic_qp *qp, struct srnic_pkt *pkt)
 	return true;
 }
 
-static enum srnic_resp_verdict srnic_resp_send(struct srnic_qp *qp,
-					       struct srnic_pkt *pkt,
-					       const u8 *payload)
+enum srnic_resp_verdict srnic_resp_send(struct srnic_qp *qp,
+					struct srnic_pkt *pkt,
+					const u8 *payload)
 {
 	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
 	struct srnic_resp *resp = &qp->resp;
@@ -247,7 +269,7 @@ static enum srnic_resp_verdict srnic_resp_send(struct srnic_qp *qp,
 	int err;
 
 	if (!srnic_resp_len_ok(qp, pkt))
-		return SRNIC_RESP_INVALID;
+		return SRNIC_RESP_ERR_PKT_LEN;
 	v = srnic_resp_need_rwqe(qp);
 	if (v)
 		return v;
@@ -261,7 +283,7 @@ static enum srnic_resp_verdict srnic_resp_send(struct srnic_qp *qp,
 		srnic_wc_recv_err(qp, resp->rwqe.wr_id, IB_WC_LOC_LEN_ERR,
 				  resp->roff);
 		resp->have_rwqe = false;
-		return SRNIC_RESP_INVALID_WC;
+		return SRNIC_RESP_ERR_RECV_LEN;
 	}
 	err = srnic_sge_copy(sdev, srnic_rwqe_pd(qp), resp->rwqe.sge,
 			     resp->rwqe.num_sge, resp->roff, (void *)payload,
@@ -270,7 +292,7 @@ static enum srnic_resp_verdict srnic_resp_send(struct srnic_qp *qp,
 		srnic_wc_recv_err(qp, resp->rwqe.wr_id, IB_WC_LOC_PROT_ERR,
 				  resp->roff);
 		resp->have_rwqe = false;
-		return SRNIC_RESP_OP_ERR;
+		return SRNIC_RESP_ERR_RECV_PROT;
 	}
 	resp->roff += pkt->paylen;
 	if (!(pkt->info->flags & SRNIC_OPF_LAST)) {
@@ -287,7 +309,7 @@ static enum srnic_resp_verdict srnic_resp_send(struct srnic_qp *qp,
 			srnic_wc_recv_err(qp, resp->rwqe.wr_id,
 					  IB_WC_REM_INV_REQ_ERR, resp->roff);
 			resp->have_rwqe = false;
-			return SRNIC_RESP_INVALID_WC;
+			return SRNIC_RESP_ERR_INVALIDATE;
 		}
 		rwc.flags |= IB_WC_WITH_INVALIDATE;
 		rwc.inv_rkey = pkt->inv_rkey;
@@ -297,11 +319,10 @@ static enum srnic_resp_verdict srnic_resp_send(struct srnic_qp *qp,
 	posted = srnic_wc_recv(qp, resp->rwqe.wr_id, IB_WC_SUCCESS, &rwc);
 	resp->have_rwqe = false;
 	if (!posted)
-		return SRNIC_RESP_DROP;	/* the CQE was lost: no ACK */
+		return SRNIC_RESP_DROP_CQE;	/* no ACK */
 	resp->in_op = 0;
-	resp->msn++;
 	srnic_counter_inc(sdev, SRNIC_CNT_RDMA_RECVS);
-	return SRNIC_RESP_OK;
+	return SRNIC_RESP_DONE;
 }
 
 /*
@@ -315,12 +336,12 @@ static enum srnic_resp_verdict srnic_resp_rkey(struct srnic_qp *qp, u32 rkey,
 	*mrp = NULL;
 	*addr = va;
 	if (!(qp->access_flags & access))
-		return SRNIC_RESP_ACCESS;
+		return SRNIC_RESP_ERR_QP_ACCESS;
 	if (!len)
 		return SRNIC_RESP_OK;	/* C9-88: no key, no address checked */
 	/* An MR's key or a memory window's (srnic_mw.c). */
 	if (srnic_rkey_get(qp, rkey, va, len, access, mrp, addr))
-		return SRNIC_RESP_ACCESS;
+		return SRNIC_RESP_ERR_RKEY;
 	return SRNIC_RESP_OK;
 }
 
@@ -331,9 +352,9 @@ static enum srnic_resp_verdict srnic_resp_rkey(struct srnic_qp *qp, u32 rkey,
  * the key up again for its own bytes, so a key deregistered or
  * invalidated meanwhile fails the rest of the message.
  */
-static enum srnic_resp_verdict srnic_resp_write(struct srnic_qp *qp,
-						struct srnic_pkt *pkt,
-						const u8 *payload)
+enum srnic_resp_verdict srnic_resp_write(struct srnic_qp *qp,
+					 struct srnic_pkt *pkt,
+					 const u8 *payload)
 {
 	struct srnic_resp *resp = &qp->resp;
 	u32 flags = pkt->info->flags;
@@ -342,10 +363,10 @@ static enum srnic_resp_verdict srnic_resp_write(struct srnic_qp *qp,
 	u64 addr = 0;
 
 	if (!srnic_resp_len_ok(qp, pkt))
-		return SRNIC_RESP_INVALID;
+		return SRNIC_RESP_ERR_PKT_LEN;
 	if (flags & SRNIC_OPF_FIRST) {
 		if (pkt->dma_len > SRNIC_MAX_MSG_SIZE)
-			return SRNIC_RESP_INVALID;
+			return SRNIC_RESP_ERR_MSG_LEN;
 		v = srnic_resp_rkey(qp, pkt->rkey, pkt->va, pkt->dma_len,
 				    IB_ACCESS_REMOTE_WRITE, &mr, &addr);
 		if (v)
@@ -357,7 +378,7 @@ static enum srnic_resp_verdict srnic_resp_write(struct srnic_qp *qp,
 	}
 	if (pkt->paylen > resp->wresid ||
 	    ((flags & SRNIC_OPF_LAST) && pkt->paylen != resp->wresid)) {
-		v = SRNIC_RESP_INVALID;
+		v = SRNIC_RESP_ERR_MSG_LEN;
 		goto out;
 	}
 	if (!(flags & SRNIC_OPF_FIRST) && pkt->paylen) {
@@ -374,7 +395,7 @@ static enum srnic_resp_verdict srnic_resp_write(struct srnic_qp *qp,
 	}
 	if (pkt->paylen &&
 	    srnic_place_write(mr, addr, payload, pkt->paylen)) {
-		v = SRNIC_RESP_ACCESS;	/* invalidated and remapped meanwhile */
+		v = SRNIC_RESP_ERR_REMAPPED;	/* invalidated meanwhile */
 		goto out;
 	}
 	resp->wva += pkt->paylen;
@@ -386,7 +407,7 @@ static enum srnic_resp_verdict srnic_resp_write(struct srnic_qp *qp,
 		goto out;
 	}
 	resp->in_op = 0;
-	resp->msn++;
+	v = SRNIC_RESP_DONE;
 	if (flags & SRNIC_OPF_IMM) {
 		const struct srnic_recv_wc rwc = {
 			.op = IB_WC_RECV_RDMA_WITH_IMM,
@@ -398,7 +419,7 @@ static enum srnic_resp_verdict srnic_resp_write(struct srnic_qp *qp,
 
 		resp->have_rwqe = false;
 		if (!srnic_wc_recv(qp, resp->rwqe.wr_id, IB_WC_SUCCESS, &rwc))
-			v = SRNIC_RESP_DROP;	/* the CQE was lost */
+			v = SRNIC_RESP_DROP_CQE;
 	}
 out:
 	if (mr)
@@ -418,23 +439,26 @@ out:
  * payload, as rdma_rxe answers it and expects it (srnic's requester also
  * takes a plain ACK).
  */
+static void srnic_resp_awrite_reply(struct srnic_pkt *reply)
+{
+	reply->opcode = SRNIC_OP_READ_RESPONSE_ONLY;
+	reply->syndrome = SRNIC_AETH_ACK | SRNIC_AETH_NO_CREDIT;
+}
+
+/* The same response, again, to a duplicate. */
 static void srnic_resp_awrite_ack(struct srnic_qp *qp,
 				  struct sk_buff_head *out, u32 psn)
 {
-	struct srnic_pkt rsp = {
-		.opcode = SRNIC_OP_READ_RESPONSE_ONLY,
-		.psn = psn,
-		.syndrome = SRNIC_AETH_ACK | SRNIC_AETH_NO_CREDIT,
-		.msn = qp->resp.msn,
-	};
+	struct srnic_pkt rsp = { .psn = psn, .msn = qp->resp.msn };
 
+	srnic_resp_awrite_reply(&rsp);
 	srnic_resp_small(qp, out, &rsp);
 }
 
 static enum srnic_resp_verdict srnic_resp_atomic_write(struct srnic_qp *qp,
 						       struct srnic_pkt *pkt,
 						       const u8 *payload,
-						       struct sk_buff_head *out)
+						       struct srnic_pkt *reply)
 {
 	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
 	enum srnic_resp_verdict v;
@@ -442,9 +466,10 @@ static enum srnic_resp_verdict srnic_resp_atomic_write(struct srnic_qp *qp,
 	u64 val, addr;
 	int err;
 
-	if (pkt->dma_len != sizeof(val) || pkt->paylen != sizeof(val) ||
-	    (pkt->va & 7))
-		return SRNIC_RESP_INVALID;
+	if (pkt->dma_len != sizeof(val) || pkt->paylen != sizeof(val))
+		return SRNIC_RESP_ERR_MSG_LEN;
+	if (pkt->va & 7)
+		return SRNIC_RESP_ERR_ALIGN;
 	v = srnic_resp_rkey(qp, pkt->rkey, pkt->va, sizeof(val),
 			    IB_ACCESS_REMOTE_WRITE, &mr, &addr);
 	if (v)
@@ -457,10 +482,9 @@ static enum srnic_resp_verdict srnic_resp_atomic_write(struct srnic_qp *qp,
 	spin_unlock(&sdev->atomic_lock);
 	srnic_mr_put(mr);
 	if (err)
-		return SRNIC_RESP_ACCESS;	/* remapped after the check */
-	qp->resp.msn++;
-	srnic_resp_awrite_ack(qp, out, pkt->psn);
-	return SRNIC_RESP_OK;
+		return SRNIC_RESP_ERR_REMAPPED;
+	srnic_resp_awrite_reply(reply);
+	return SRNIC_RESP_DONE;
 }
 
 /*
@@ -477,7 +501,7 @@ static enum srnic_resp_verdict srnic_resp_atomic_write(struct srnic_qp *qp,
  */
 static enum srnic_resp_verdict srnic_resp_flush(struct srnic_qp *qp,
 						struct srnic_pkt *pkt,
-						struct sk_buff_head *out)
+						struct srnic_pkt *reply)
 {
 	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
 	struct srnic_mr *mr;
@@ -487,35 +511,34 @@ static enum srnic_resp_verdict srnic_resp_flush(struct srnic_qp *qp,
 	if (!pkt->flush_type ||
 	    (pkt->flush_type & ~(SRNIC_FLUSH_GLOBAL | SRNIC_FLUSH_PERSISTENT)) ||
 	    pkt->flush_level > SRNIC_FLUSH_MR)
-		return SRNIC_RESP_INVALID;
+		return SRNIC_RESP_ERR_FLUSH;
 	if (pkt->flush_type & SRNIC_FLUSH_GLOBAL)
 		access |= SRNIC_ACCESS_FLUSH_GLOBAL;
 	if (pkt->flush_type & SRNIC_FLUSH_PERSISTENT)
 		access |= SRNIC_ACCESS_FLUSH_PERSISTENT;
 	if (!access || (qp->access_flags & access) != access)
-		return SRNIC_RESP_INVALID;
+		return SRNIC_RESP_ERR_FLUSH;
 	if (pkt->flush_level == SRNIC_FLUSH_MR) {
 		mr = srnic_mr_get(sdev, pkt->rkey, SRNIC_RKEY);
 		if (!mr)
-			return SRNIC_RESP_ACCESS;
+			return SRNIC_RESP_ERR_RKEY;
 		if (srnic_mr_check(mr, qp->ibqp.pd, mr->iova, mr->length,
 				   access)) {
 			srnic_mr_put(mr);
-			return SRNIC_RESP_ACCESS;
+			return SRNIC_RESP_ERR_RKEY;
 		}
 	} else if (!pkt->dma_len) {
 		mr = NULL;	/* an empty range: nothing to check */
 	} else if (srnic_rkey_get(qp, pkt->rkey, pkt->va, pkt->dma_len,
 				  access, &mr, &addr)) {
-		return SRNIC_RESP_ACCESS;
+		return SRNIC_RESP_ERR_RKEY;
 	}
 	/* Every store placing the requests before this one, made visible. */
 	smp_mb();
 	if (mr)
 		srnic_mr_put(mr);
-	qp->resp.msn++;
-	srnic_resp_awrite_ack(qp, out, pkt->psn);
-	return SRNIC_RESP_OK;
+	srnic_resp_awrite_reply(reply);
+	return SRNIC_RESP_DONE;
 }
 
 static void srnic_read_job_free(struct srnic_qp *qp,
@@ -581,7 +604,7 @@ static enum srnic_resp_verdict srnic_resp_read(struct srnic_qp *qp,
 	u64 addr;
 
 	if (pkt->dma_len > SRNIC_MAX_MSG_SIZE)
-		return SRNIC_RESP_INVALID;
+		return SRNIC_RESP_ERR_MSG_LEN;
 	/* Checked for the whole range now, again per response packet. */
 	v = srnic_resp_rkey(qp, pkt->rkey, pkt->va, pkt->dma_len,
 			    IB_ACCESS_REMOTE_READ, &mr, &addr);
@@ -591,7 +614,7 @@ static enum srnic_resp_verdict srnic_resp_read(struct srnic_qp *qp,
 		srnic_mr_put(mr);
 	job = kmalloc(sizeof(*job), GFP_ATOMIC);
 	if (!job)
-		return SRNIC_RESP_DROP;
+		return SRNIC_RESP_DROP_NOMEM;
 	job->small = false;
 	job->rkey = pkt->rkey;
 	job->va = pkt->va;
@@ -602,24 +625,23 @@ static enum srnic_resp_verdict srnic_resp_read(struct srnic_qp *qp,
 	list_add_tail(&job->list, &resp->reads);
 	resp->nreads++;
 	srnic_req_kick(qp);
-	return SRNIC_RESP_OK;
+	return SRNIC_RESP_DONE;
 }
 
 static enum srnic_resp_verdict srnic_resp_atomic(struct srnic_qp *qp,
 						 struct srnic_pkt *pkt,
-						 struct sk_buff_head *out)
+						 struct srnic_pkt *reply)
 {
 	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
 	struct srnic_resp *resp = &qp->resp;
 	struct srnic_atomic_res *res;
 	enum srnic_resp_verdict v;
 	struct srnic_mr *mr;
-	struct srnic_pkt ack = {};
 	u64 orig, val, addr;
 	int err;
 
 	if (pkt->va & 7)
-		return SRNIC_RESP_INVALID;
+		return SRNIC_RESP_ERR_ALIGN;
 	v = srnic_resp_rkey(qp, pkt->rkey, pkt->va, sizeof(u64),
 			    IB_ACCESS_REMOTE_ATOMIC, &mr, &addr);
 	if (v)
@@ -637,7 +659,7 @@ static enum srnic_resp_verdict srnic_resp_atomic(struct srnic_qp *qp,
 	spin_unlock(&sdev->atomic_lock);
 	srnic_mr_put(mr);
 	if (err)
-		return SRNIC_RESP_ACCESS;	/* remapped after the check */
+		return SRNIC_RESP_ERR_REMAPPED;
 
 	if (resp->nares) {
 		res = &resp->ares[resp->ares_next];
@@ -646,15 +668,10 @@ static enum srnic_resp_verdict srnic_resp_atomic(struct srnic_qp *qp,
 		res->orig = orig;
 		res->valid = true;
 	}
-	resp->msn++;
-
-	ack.opcode = SRNIC_OP_ATOMIC_ACKNOWLEDGE;
-	ack.psn = pkt->psn;
-	ack.syndrome = SRNIC_AETH_ACK | SRNIC_AETH_NO_CREDIT;
-	ack.msn = resp->msn;
-	ack.orig = orig;
-	srnic_resp_small(qp, out, &ack);
-	return SRNIC_RESP_OK;
+	reply->opcode = SRNIC_OP_ATOMIC_ACKNOWLEDGE;
+	reply->syndrome = SRNIC_AETH_ACK | SRNIC_AETH_NO_CREDIT;
+	reply->orig = orig;
+	return SRNIC_RESP_DONE;
 }
 
 /* A request with a PSN already executed. */
@@ -663,6 +680,7 @@ static enum srnic_resp_verdict srnic_resp_duplicate(struct srnic_qp *qp,
 						    struct sk_buff_head *out)
 {
 	struct srnic_resp *resp = &qp->resp;
+	enum srnic_resp_verdict v;
 	struct srnic_pkt ack = {};
 	u64 apsn;
 	u32 i;
@@ -680,7 +698,9 @@ static enum srnic_resp_verdict srnic_resp_duplicate(struct srnic_qp *qp,
 		 * the remote access error NAK, not silence.
 		 */
 		srnic_resp_drop_reads(qp, pkt->psn, false);
-		return srnic_resp_read(qp, pkt);
+		v = srnic_resp_read(qp, pkt);
+		/* Queued again: the PSNs were taken the first time. */
+		return v == SRNIC_RESP_DONE ? SRNIC_RESP_OK : v;
 	case SRNIC_OP_COMPARE_SWAP:
 	case SRNIC_OP_FETCH_ADD:
 		/*
@@ -717,13 +737,6 @@ static enum srnic_resp_verdict srnic_resp_duplicate(struct srnic_qp *qp,
 	return SRNIC_RESP_OK;
 }
 
-/* The request at @epsn is taken, and @n PSNs with it. */
-static void srnic_resp_take(struct srnic_resp *resp, u32 n)
-{
-	resp->epsn = srnic_psn_add(resp->epsn, n);
-	resp->apsn += n;
-}
-
 static u32 srnic_read_npkts(struct srnic_qp *qp, u32 len)
 {
 	return max_t(u32, 1, DIV_ROUND_UP(len, qp->mtu));
@@ -743,8 +756,10 @@ void srnic_resp_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
 	struct srnic_resp *resp = &qp->resp;
 	enum ib_qp_state state = READ_ONCE(qp->state);
+	const struct srnic_resp_answer *answer;
 	enum srnic_resp_verdict v = SRNIC_RESP_OK;
 	u16 flags = pkt->info->flags;
+	struct srnic_pkt reply = {};	/* opcode 0 is a request: none */
 	struct sk_buff_head out;
 	enum ib_event_type ev = 0;
 	bool comm_est = false;
@@ -790,50 +805,41 @@ void srnic_resp_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 
 	/* The opcode must continue the message in progress, or start one. */
 	if (resp->in_op ? (flags & SRNIC_OPF_FIRST) || !(flags & resp->in_op) :
-			  !(flags & SRNIC_OPF_FIRST)) {
-		v = SRNIC_RESP_INVALID;
-	} else if (flags & SRNIC_OPF_SEND) {
+			  !(flags & SRNIC_OPF_FIRST))
+		v = SRNIC_RESP_ERR_SEQUENCE;
+	else if (flags & SRNIC_OPF_SEND)
 		v = srnic_resp_send(qp, pkt, payload);
-	} else if (flags & SRNIC_OPF_FLUSH) {
-		v = srnic_resp_flush(qp, pkt, &out);
-		if (!v) {
-			srnic_resp_take(resp, 1);
-			goto out;
-		}
-	} else if (flags & SRNIC_OPF_AWRITE) {
-		v = srnic_resp_atomic_write(qp, pkt, payload, &out);
-		if (!v) {
-			srnic_resp_take(resp, 1);
-			goto out;
-		}
-	} else if (flags & SRNIC_OPF_WRITE) {
+	else if (flags & SRNIC_OPF_FLUSH)
+		v = srnic_resp_flush(qp, pkt, &reply);
+	else if (flags & SRNIC_OPF_AWRITE)
+		v = srnic_resp_atomic_write(qp, pkt, payload, &reply);
+	else if (flags & SRNIC_OPF_WRITE)
 		v = srnic_resp_write(qp, pkt, payload);
-	} else if (flags & SRNIC_OPF_READ) {
+	else if (flags & SRNIC_OPF_READ)
 		v = srnic_resp_read(qp, pkt);
-		if (!v) {
-			srnic_resp_take(resp, srnic_read_npkts(qp,
-							       pkt->dma_len));
-			resp->msn++;
-			goto out;
-		}
-	} else if (flags & SRNIC_OPF_ATOMIC) {
-		v = srnic_resp_atomic(qp, pkt, &out);
-		if (!v) {
-			srnic_resp_take(resp, 1);
-			goto out;
-		}
-	} else {
-		v = SRNIC_RESP_INVALID;
-	}
+	else if (flags & SRNIC_OPF_ATOMIC)
+		v = srnic_resp_atomic(qp, pkt, &reply);
+	else
+		v = SRNIC_RESP_ERR_OPCODE;
 
 verdict:
 	switch (v) {
 	case SRNIC_RESP_OK:
-		srnic_resp_take(resp, 1);
-		if (srnic_ack_decide(&resp->ac, pkt->ack_req, false, 64) ==
-		    SRNIC_ACK_NOW)
+	case SRNIC_RESP_DONE:
+		srnic_resp_advance(resp, flags & SRNIC_OPF_READ ?
+				   srnic_read_npkts(qp, pkt->dma_len) : 1,
+				   v == SRNIC_RESP_DONE);
+		if (reply.opcode) {
+			/* An atomic's, Atomic Write's or Flush's response. */
+			reply.psn = pkt->psn;
+			reply.msn = resp->msn;
+			srnic_resp_small(qp, &out, &reply);
+		} else if (!(flags & SRNIC_OPF_READ) &&
+			   srnic_ack_decide(&resp->ac, pkt->ack_req, false,
+					    64) == SRNIC_ACK_NOW) {
 			srnic_resp_ack(qp, &out, SRNIC_AETH_ACK |
 				       SRNIC_AETH_NO_CREDIT, pkt->psn);
+		}
 		break;
 	case SRNIC_RESP_RNR:
 		srnic_counter_inc(sdev, SRNIC_CNT_SEND_RNR);
@@ -847,23 +853,14 @@ verdict:
 			       (qp->min_rnr_timer & SRNIC_AETH_VALUE_MASK),
 			       pkt->psn);
 		break;
-	case SRNIC_RESP_INVALID:
-	case SRNIC_RESP_INVALID_WC:
-		srnic_resp_ack_how(qp, &out,
-				   SRNIC_AETH_NAK | SRNIC_NAK_INVALID_REQ, pkt->psn, true);
-		ev = IB_EVENT_QP_REQ_ERR;
-		break;
-	case SRNIC_RESP_ACCESS:
-		srnic_resp_ack_how(qp, &out,
-				   SRNIC_AETH_NAK | SRNIC_NAK_REM_ACCESS, pkt->psn, true);
-		ev = IB_EVENT_QP_ACCESS_ERR;
-		break;
-	case SRNIC_RESP_OP_ERR:
-		srnic_resp_ack_how(qp, &out,
-				   SRNIC_AETH_NAK | SRNIC_NAK_REM_OP_ERR, pkt->psn, true);
-		ev = IB_EVENT_QP_FATAL;
-		break;
-	case SRNIC_RESP_DROP:
+	default:
+		answer = &srnic_resp_answers[v];
+		if (!answer->syndrome)
+			break;	/* dropped: the requester asks again */
+		srnic_dbg_qp(qp, "PSN %#x opcode %#x: %s, NAK %#x\n", pkt->psn,
+			     pkt->opcode, answer->name, answer->syndrome);
+		srnic_resp_ack_how(qp, &out, answer->syndrome, pkt->psn, true);
+		ev = answer->ev;
 		break;
 	}
 out:
@@ -874,198 +871,6 @@ out:
 		srnic_qp_event(qp, IB_EVENT_COMM_EST);
 	if (ev)
 		srnic_qp_fail(qp, ev);
-}
-
-/* UC: the message being received is lost; count it once. */
-static void srnic_resp_uc_lost(struct srnic_qp *qp)
-{
-	if (qp->resp.uc_lost)
-		return;
-	qp->resp.uc_lost = true;
-	srnic_counter_inc(to_sdev(qp->ibqp.device), SRNIC_CNT_UC_DROPPED);
-}
-
-/* UC: give up the message in progress (its receive WQE is kept). */
-static void srnic_resp_uc_abort(struct srnic_qp *qp)
-{
-	struct srnic_resp *resp = &qp->resp;
-
-	if (!resp->in_op)
-		return;
-	srnic_resp_uc_lost(qp);
-	resp->in_op = 0;
-}
-
-/**
- * srnic_resp_uc_rx() - a UC request packet
- * @qp: the UC QP, in RTR or RTS
- * @pkt: the packet, from the QP's peer
- * @payload: its payload
- *
- * UC has no acknowledgements and no retransmission (IBA 9.7.5.1.x): a
- * missing packet loses the message it belonged to. The responder drops
- * packets until one starts a message; a Send that lost packets leaves its
- * receive WQE for the next Send. A message the responder cannot execute
- * (a bad R_Key, no receive WQE for a Send) is dropped silently; only
- * local errors complete a receive WQE in error, and they fail the QP.
- *
- * Context: softirq.
- */
-void srnic_resp_uc_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
-		      const u8 *payload)
-{
-	struct srnic_resp *resp = &qp->resp;
-	u16 flags = pkt->info->flags;
-	enum srnic_resp_verdict v;
-	bool comm_est = false;
-	bool fail = false;
-
-	if (READ_ONCE(qp->req.flushing))
-		return;
-	spin_lock_bh(&resp->lock);
-	if (READ_ONCE(qp->state) == IB_QPS_ERR)
-		goto out;
-	if (READ_ONCE(qp->state) == IB_QPS_RTR && !resp->comm_est) {
-		resp->comm_est = true;
-		comm_est = true;
-	}
-	if (pkt->psn != resp->epsn) {
-		srnic_counter_inc(to_sdev(qp->ibqp.device),
-				  SRNIC_CNT_OOS_REQ);
-		srnic_resp_uc_abort(qp);
-	}
-	resp->epsn = srnic_psn_add(pkt->psn, 1);
-	/* A new message cuts off the one in progress. */
-	if (flags & SRNIC_OPF_FIRST) {
-		srnic_resp_uc_abort(qp);
-		resp->uc_lost = false;
-	} else if (!(flags & resp->in_op)) {
-		srnic_resp_uc_lost(qp);	/* the rest of a lost message */
-		goto out;
-	}
-
-	if (flags & SRNIC_OPF_SEND)
-		v = srnic_resp_send(qp, pkt, payload);
-	else
-		v = srnic_resp_write(qp, pkt, payload);
-	switch (v) {
-	case SRNIC_RESP_OK:
-	case SRNIC_RESP_DROP:
-		break;
-	case SRNIC_RESP_INVALID_WC:
-	case SRNIC_RESP_OP_ERR:
-		fail = true;
-		break;
-	default:
-		/* No receive WQE, an access or length violation. */
-		resp->in_op = flags & (SRNIC_OPF_SEND | SRNIC_OPF_WRITE);
-		srnic_resp_uc_abort(qp);
-		break;
-	}
-out:
-	spin_unlock_bh(&resp->lock);
-	if (comm_est)
-		srnic_qp_event(qp, IB_EVENT_COMM_EST);
-	if (fail)
-		srnic_qp_error(qp);
-}
-
-/**
- * srnic_resp_ud_rx() - a datagram for a UD or GSI QP
- * @qp: the QP, in RTR or RTS; its Q_Key checked
- * @pkt: the packet
- * @payload: its payload
- * @skb: the packet's buffer, network header set
- *
- * The receive buffer gets the 40-byte network header area first (IBA
- * 11.4.1.2; for IPv4, 20 zero bytes and the IPv4 header, as the core's
- * ib_get_gids_from_rdma_hdr() reads it), then the payload. A datagram
- * with no receive WQE posted is dropped (UD has no RNR); one too long for
- * its WQE completes that WQE with IB_WC_LOC_LEN_ERR, and the QP goes on
- * (on QP1, one longer than a MAD is dropped first).
- *
- * Context: softirq.
- * Return: false if the datagram was dropped (the caller counts it).
- */
-bool srnic_resp_ud_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
-		      const u8 *payload, struct sk_buff *skb)
-{
-	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
-	const u8 *l3 = skb_network_header(skb);
-	struct srnic_wc_src src = { .qpn = pkt->src_qpn };
-	struct srnic_recv_wc rwc = { .op = IB_WC_RECV, .src = &src };
-	enum ib_wc_status status = IB_WC_SUCCESS;
-	u32 len = sizeof(union rdma_network_hdr) + pkt->paylen;
-	struct srnic_rwqe *rw = &qp->resp.rwqe;
-	union rdma_network_hdr grh;
-	int err, flags = 0;
-	bool posted;
-
-	if (READ_ONCE(qp->req.flushing))
-		return false;
-	/*
-	 * QP1 carries MADs, at most IB_MGMT_MAD_SIZE bytes. The MAD layer
-	 * takes a receive that completes in error for its QP's end and does
-	 * not post that buffer again: a longer datagram completing one with
-	 * a length error loses it for good, and a peer sending as many as
-	 * QP1 has receives (512) silences rdma_cm on the device. It is
-	 * dropped, counted as malformed, before it takes a receive.
-	 */
-	if (qp->ibqp.qp_type == IB_QPT_GSI && pkt->paylen > IB_MGMT_MAD_SIZE) {
-		srnic_counter_inc(sdev, SRNIC_CNT_MALFORMED);
-		return false;
-	}
-	memset(&grh, 0, sizeof(grh));
-	if ((l3[0] >> 4) == 4) {
-		memcpy(&grh.roce4grh, l3, sizeof(grh.roce4grh));
-		src.network_type = RDMA_NETWORK_IPV4;
-	} else {
-		memcpy(&grh.ibgrh, l3, sizeof(grh.ibgrh));
-		src.network_type = RDMA_NETWORK_IPV6;
-	}
-	if (skb_mac_header_was_set(skb) &&
-	    skb_mac_header_len(skb) >= ETH_HLEN) {
-		ether_addr_copy(src.smac, eth_hdr(skb)->h_source);
-		src.has_smac = true;
-	}
-	if (pkt->info->flags & SRNIC_OPF_IMM)
-		flags |= IB_WC_WITH_IMM;
-
-	spin_lock_bh(&qp->resp.lock);
-	err = srnic_rwqe_take(qp, rw);
-	if (err == -EAGAIN) {
-		spin_unlock_bh(&qp->resp.lock);
-		srnic_counter_inc(sdev, SRNIC_CNT_UD_NO_RWQE);
-		return false;
-	}
-	if (err)
-		status = IB_WC_LOC_QP_OP_ERR;
-	else if (len > rw->length)
-		status = IB_WC_LOC_LEN_ERR;
-	else if (srnic_sge_copy(sdev, srnic_rwqe_pd(qp), rw->sge, rw->num_sge,
-				0, &grh, sizeof(grh), true) ||
-		 srnic_sge_copy(sdev, srnic_rwqe_pd(qp), rw->sge, rw->num_sge,
-				sizeof(grh), (void *)payload, pkt->paylen,
-				true))
-		status = IB_WC_LOC_PROT_ERR;
-	rwc.byte_len = status ? 0 : len;
-	rwc.imm = pkt->imm;
-	rwc.flags = flags;
-	rwc.solicited = pkt->se;
-	posted = srnic_wc_recv(qp, rw->wr_id, status, &rwc);
-	spin_unlock_bh(&qp->resp.lock);
-	/*
-	 * A datagram too long for the buffer, or an SGE it cannot be placed
-	 * through, fails that receive only: the QP lives (anyone can send
-	 * such a datagram to QP1 with the GSI Q_Key; rdma_cm must survive
-	 * it). A receive WQE that is garbage is the owner's ring gone bad:
-	 * that fails the QP.
-	 */
-	if (status == IB_WC_LOC_QP_OP_ERR)
-		srnic_qp_error(qp);
-	else if (posted)
-		srnic_counter_inc(sdev, SRNIC_CNT_RDMA_RECVS);
-	return true;
 }
 
 /**
