@@ -22,6 +22,7 @@
 #include "srnic_compat.h"
 #include "srnic_pkt.h"
 #include "srnic_prefetch.h"
+#include "srnic_mr.h"
 #include "srnic_queue.h"
 #include "srnic_sched.h"
 #include "srnic_wqe.h"
@@ -360,12 +361,8 @@ static inline struct srnic_srq *to_ssrq(struct ib_srq *ibsrq)
 	return ibsrq ? container_of(ibsrq, struct srnic_srq, ibsrq) : NULL;
 }
 
-/* Packets a requester may have sent and not seen acknowledged. */
-#define SRNIC_MAX_INFLIGHT	256
 /* Read response packets a requester places ahead of a missing one. */
 #define SRNIC_READ_AHEAD	4096
-/* Atomic results a responder keeps to answer duplicate requests. */
-
 /* Where a send WQE in the requester's window stands. */
 enum srnic_swqe_state {
 	SRNIC_SWQE_ISSUED,	/* taken from the pool, PSNs assigned */
@@ -400,7 +397,6 @@ struct srnic_swqe {
  * @lim: the send queue's limits, for WQE validation
  * @pfq: the QP's share of the device's prefetch pool
  * @pf_work: the prefetch stage (device workqueue)
- * @gq: the QP's place at its CPU's transmit gate
  * @timer: retransmission / RNR wait timer
  * @window: the issued WQEs, one entry of @stride bytes per ring slot
  * @stride: bytes per @window entry
@@ -429,9 +425,6 @@ struct srnic_swqe {
  * @fetch_size: bytes per ring element
  * @flushing: the QP is in error: everything completes with flush status
  * @sport: UDP source port of the QP's flow
- * @cpu: the CPU whose transmit gate serves the QP: every packet of the QP
- *	leaves from one CPU, so per-CPU queues on the way (a veth peer's
- *	backlog, a NIC's transmit queue picked by CPU) cannot reorder them
  * @read_seen: Read response packets placed past the first missing one,
  *	bit (index in the Read % SRNIC_READ_AHEAD), for the Read whose first
  *	PSN is @read_map_psn (@read_map_valid)
@@ -443,7 +436,6 @@ struct srnic_req {
 	struct srnic_wqe_limits lim;
 	struct srnic_pfq pfq;
 	struct work_struct pf_work;
-	struct srnic_gate_qp gq;
 	struct timer_list timer;
 	u8 *window;
 	u32 stride;
@@ -468,7 +460,6 @@ struct srnic_req {
 	u32 fetch_size;
 	bool flushing;
 	u16 sport;
-	int cpu;
 	DECLARE_BITMAP(read_seen, SRNIC_READ_AHEAD);
 	u32 read_map_psn;
 	bool read_map_valid;
@@ -604,6 +595,11 @@ struct srnic_resp {
  * @state: current state
  * @is_user: the rings are user-mapped
  * @dead: being destroyed: the pipeline stages stop rearming
+ * @xport: its reliability mechanism (srnic_transport.h)
+ * @gq: its place at its CPU's transmit gate (the gate's lock guards it)
+ * @tx_cpu: the CPU whose transmit gate serves the QP: every packet of the
+ *	QP leaves from one CPU, so per-CPU queues on the way (a veth peer's
+ *	backlog, a NIC's transmit queue picked by CPU) cannot reorder them
  * @sq: send ring
  * @rq: receive ring (unused with an SRQ)
  * @srq: the SRQ, if any
@@ -637,6 +633,9 @@ struct srnic_qp {
 	enum ib_qp_state state;
 	bool is_user;
 	bool dead;
+	const struct srnic_xport_ops *xport;
+	struct srnic_gate_qp gq;
+	int tx_cpu;
 	struct srnic_wq sq;
 	struct srnic_wq rq;
 	struct srnic_srq *srq;
@@ -707,100 +706,6 @@ static inline struct srnic_skb_cb *srnic_skb_cb(struct sk_buff *skb)
 {
 	BUILD_BUG_ON(sizeof(struct srnic_skb_cb) > sizeof(skb->cb));
 	return (struct srnic_skb_cb *)skb->cb;
-}
-
-/**
- * struct srnic_mr - a memory region
- * @ibmr: the core's MR
- * @umem: pinned user pages; NULL for a DMA MR and a zero-length user MR
- * @user: user memory (a zero-length MR has no @umem, and no byte)
- * @start: user MRs: the user address of the first byte
- * @pd: its PD (the core sets ibmr.pd only after registration returns)
- * @iova: first virtual address the MR covers (0 for a zero-based MR)
- * @length: bytes covered
- * @access: IB_ACCESS_* rights
- * @index: key index in srnic_dev::mr_xa
- * @pages: the pinned pages, in order (user MRs)
- * @npages: entries in @pages
- * @page_off: offset of the MR's first byte in @pages[0]
- * @key: the key that finds it now (lkey = rkey); set at publish, and for
- *	a fast-registration MR by each Fast Register
- * @valid: the key works: set at publish; a fast-registration MR is valid
- *	from a Fast Register to the next invalidation. Set with release
- *	after the fields above it, read with acquire before them
- * @fr_pages: fast registration: the pages map_mr_sg() gave, kernel
- *	virtual addresses of ibmr.page_size chunks (NULL for other MRs)
- * @fr_max: capacity of @fr_pages
- * @fr_n: entries in @fr_pages
- * @ref: users: the registration, plus every lookup in flight
- * @n_mw: memory windows bound to it (it cannot be deregistered then)
- * @done: completed when the last user is gone (deregistration waits)
- * @rcu: frees the MR after lookups that may still see it are over
- */
-struct srnic_mr {
-	struct ib_mr ibmr;
-	struct ib_umem *umem;
-	bool user;
-	u64 start;
-	struct ib_pd *pd;
-	u64 iova;
-	u64 length;
-	int access;
-	u32 index;
-	struct page **pages;
-	u32 npages;
-	u32 page_off;
-	u32 key;
-	bool valid;
-	u64 *fr_pages;
-	u32 fr_max;
-	u32 fr_n;
-	refcount_t ref;
-	atomic_t n_mw;
-	struct completion done;
-	struct rcu_head rcu;
-};
-
-/**
- * struct srnic_mw - a memory window
- * @ibmw: the core's window (type, PD, current rkey)
- * @lock: guards the binding below and @ibmw.rkey; any context
- * @index: key index in srnic_dev::mr_xa
- * @valid: bound: remote requests with @ibmw.rkey may use it
- * @mr: the MR it is bound to (counted in its n_mw)
- * @addr: first address it grants
- * @length: bytes it grants
- * @access: IB_ACCESS_REMOTE_* it grants
- * @qpn: type 2: the QP it was bound through, the only one it serves
- * @dead: being deallocated: no bind may take it any more
- */
-struct srnic_mw {
-	struct ib_mw ibmw;
-	spinlock_t lock;	/* see above */
-	u32 index;
-	bool valid;
-	struct srnic_mr *mr;
-	u64 addr;
-	u64 length;
-	int access;
-	u32 qpn;
-	bool dead;
-};
-
-static inline struct srnic_mw *to_smw(struct ib_mw *ibmw)
-{
-	return container_of(ibmw, struct srnic_mw, ibmw);
-}
-
-/* Which key of an MR a request names. */
-enum srnic_key_type {
-	SRNIC_LKEY,
-	SRNIC_RKEY,
-};
-
-static inline struct srnic_mr *to_smr(struct ib_mr *ibmr)
-{
-	return container_of(ibmr, struct srnic_mr, ibmr);
 }
 
 /* srnic_main.c */
@@ -884,57 +789,12 @@ int srnic_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
 int srnic_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr);
 int srnic_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata);
 
-/* srnic_mr.c: MRs and the key table */
-struct srnic_mr *srnic_mr_entry(void *entry);
-struct ib_mr *srnic_get_dma_mr(struct ib_pd *ibpd, int access);
-struct ib_mr *srnic_reg_user_mr(struct ib_pd *ibpd, u64 start, u64 length,
-				u64 iova, int access, struct ib_udata *udata);
-struct ib_mr *srnic_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
-			     u32 max_num_sg);
-int srnic_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg, int sg_nents,
-		    unsigned int *sg_offset);
-enum ib_wc_status srnic_mr_fast_reg(struct srnic_qp *qp,
-				    const struct srnic_send_wqe *w);
-struct ib_mr *srnic_rereg_user_mr(struct ib_mr *ibmr, int flags, u64 start,
-				  u64 length, u64 iova, int access,
-				  struct ib_pd *ibpd, struct ib_udata *udata);
-int srnic_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata);
-struct srnic_mr *srnic_mr_alloc(struct srnic_dev *sdev, struct ib_pd *pd,
-				int access);
-void srnic_mr_publish(struct srnic_dev *sdev, struct srnic_mr *mr);
-void srnic_mr_destroy(struct srnic_dev *sdev, struct srnic_mr *mr);
-struct srnic_mr *srnic_mr_get(struct srnic_dev *sdev, u32 key,
-			      enum srnic_key_type type);
-void srnic_mr_put(struct srnic_mr *mr);
-bool srnic_mr_range_ok(u64 start, u64 length, u64 addr, u64 len);
-bool srnic_mr_bind_window(struct srnic_dev *sdev, struct srnic_mr *mr);
-
-/* srnic_mw.c */
-int srnic_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata);
-int srnic_dealloc_mw(struct ib_mw *ibmw);
-enum ib_wc_status srnic_mw_bind(struct srnic_qp *qp,
-				const struct srnic_send_wqe *w);
-int srnic_invalidate(struct srnic_qp *qp, u32 rkey, bool remote);
-int srnic_rkey_get(struct srnic_qp *qp, u32 rkey, u64 va, u64 len,
-		   int access, struct srnic_mr **mrp, u64 *addr);
-int srnic_mr_check(const struct srnic_mr *mr, const struct ib_pd *pd,
-		   u64 addr, u64 len, int access);
-
 static inline bool srnic_op_is_rd_atomic(u32 wr_opcode)
 {
 	return wr_opcode == IB_WR_RDMA_READ ||
 	       wr_opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
 	       wr_opcode == IB_WR_ATOMIC_FETCH_AND_ADD;
 }
-
-/* srnic_mem.c: moving bytes to and from registered memory */
-int srnic_mr_map_pages(struct srnic_mr *mr);
-int srnic_mr_copy(struct srnic_mr *mr, u64 va, void *buf, u32 len,
-		  bool to_mr);
-int srnic_mr_store64(struct srnic_mr *mr, u64 va, u64 val);
-int srnic_sge_copy(struct srnic_dev *sdev, struct ib_pd *pd,
-		   const struct ib_sge *sge, u32 num_sge, u32 off, void *buf,
-		   u32 len, bool to_mem);
 
 /* srnic_net.c: the wire */
 struct sk_buff *srnic_skb_alloc(u32 len);
@@ -979,9 +839,6 @@ void srnic_req_start(struct srnic_qp *qp);
 void srnic_req_reset(struct srnic_qp *qp);
 bool srnic_req_has_work(struct srnic_qp *qp);
 int srnic_req_next(struct srnic_qp *qp, struct sk_buff_head *out);
-void srnic_req_push_timer(struct srnic_qp *qp);
-void srnic_req_arm_timer(struct srnic_qp *qp);
-void srnic_req_rewind(struct srnic_qp *qp, u32 psn);
 struct srnic_swqe *srnic_req_swqe(struct srnic_qp *qp, u32 index);
 
 /* srnic_comp.c: the completer and flushing */
@@ -1002,13 +859,15 @@ bool srnic_resp_ud_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 /* srnic_resp.c: the RC responder (shared with UC and UD: srnic_resp.h) */
 void srnic_resp_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 		   const u8 *payload);
-int srnic_resp_tx(struct srnic_qp *qp, struct sk_buff_head *out, int budget);
-void srnic_resp_tx_done(struct srnic_qp *qp);
 void srnic_resp_init(struct srnic_qp *qp);
 void srnic_resp_reset(struct srnic_qp *qp);
 int srnic_resp_size_ares(struct srnic_qp *qp, u32 n);
 void srnic_resp_drop_state(struct srnic_qp *qp);
 int srnic_rwqe_take(struct srnic_qp *qp, struct srnic_rwqe *rw);
+
+/* srnic_resp_tx.c: the RC responder's responses, in PSN order */
+int srnic_resp_tx(struct srnic_qp *qp, struct sk_buff_head *out, int budget);
+void srnic_resp_tx_done(struct srnic_qp *qp);
 
 /* srnic_hooks.c: test builds only (CONFIG_SRNIC_TEST_HOOKS) */
 #if IS_ENABLED(CONFIG_SRNIC_TEST_HOOKS)

@@ -7,12 +7,14 @@
  *
  * Requester completions come out in send-queue order: a WQE completes
  * when it and every WQE before it is done, so the window is retired from
- * its oldest end only. A response that arrives out of sequence is never
- * placed: it triggers go-back-N from the first missing PSN.
+ * its oldest end only. What an ACK or NAK means, and what a missing
+ * response asks for again, is the QP's transport's (srnic_transport.h;
+ * go-back-N: everything from the first missing PSN).
  */
 #include <rdma/ib_verbs.h>
 
 #include "srnic.h"
+#include "srnic_transport.h"
 
 /**
  * srnic_req_complete() - retire done WQEs from the window's oldest end
@@ -48,24 +50,7 @@ void srnic_req_complete(struct srnic_qp *qp)
 			req->flushing = true;
 	}
 	if (req->comp == req->cur && req->cur == req->issue)
-		del_timer(&req->timer);
-}
-
-/*
- * A response is missing at @psn: go back to it, once per gap. Responses
- * still in flight past the gap say the same thing again and are ignored
- * until the gap fills (or the retransmission timer decides).
- */
-static void srnic_req_gap(struct srnic_qp *qp, u32 psn)
-{
-	struct srnic_req *req = &qp->req;
-
-	if (req->gap_pending && req->gap_psn == psn)
-		return;
-	req->gap_pending = true;
-	req->gap_psn = psn;
-	srnic_req_rewind(qp, psn);
-	srnic_req_kick(qp);
+		qp->xport->stop(qp, false);
 }
 
 /* A Read or Atomic WQE finished: a fence or the rd_atomic limit may lift. */
@@ -78,52 +63,6 @@ static void srnic_req_rd_done(struct srnic_qp *qp)
 		req->rd_atomic--;
 	srnic_pf_set_may_block(&sdev->pool, &req->pfq, req->rd_atomic > 0);
 	srnic_pf_set_blocked(&sdev->pool, &req->pfq, false);
-}
-
-/*
- * Everything up to and including @psn is acknowledged. A Read or Atomic
- * WQE in that range whose response has not arrived was lost: go back to
- * it. Returns true if the window moved.
- */
-static bool srnic_ack_upto(struct srnic_qp *qp, u32 psn)
-{
-	struct srnic_req *req = &qp->req;
-	u32 una = srnic_psn_add(psn, 1);
-	u32 out = srnic_psn_dist(req->max_psn, req->una);
-	/* PSNs counted from una - 1: @psn acknowledges 0 .. out of them. */
-	u32 base = srnic_psn_add(req->una, -1);
-	u32 rel = srnic_psn_dist(psn, base);
-	bool moved = false;
-	u32 i;
-
-	if (rel > out)
-		return false;	/* older than una - 1: nothing new */
-	for (i = req->comp; i != req->issue; i++) {
-		struct srnic_swqe *s = srnic_req_swqe(qp, i);
-		u32 last = srnic_psn_add(s->first_psn, s->npkts - 1);
-
-		if (s->state == SRNIC_SWQE_DONE)
-			continue;
-		if (rel < srnic_psn_dist(last, base))
-			break;
-		if (srnic_op_is_rd_atomic(s->wqe.opcode)) {
-			/*
-			 * Responses lost though later PSNs got through: the
-			 * oldest unacknowledged PSN is the first one missing.
-			 */
-			una = srnic_psn_add(s->first_psn,
-					    s->read_off / qp->mtu);
-			srnic_req_gap(qp, una);
-			break;
-		}
-		s->state = SRNIC_SWQE_DONE;
-		moved = true;
-	}
-	if (una != req->una && srnic_psn_dist(una, req->una) <= out) {
-		req->una = una;
-		moved = true;
-	}
-	return moved;
 }
 
 /* The oldest WQE not done yet, or NULL. */
@@ -142,7 +81,7 @@ static struct srnic_swqe *srnic_req_first_open(struct srnic_qp *qp)
 }
 
 /* The WQE whose PSN range holds @psn, or NULL. */
-static struct srnic_swqe *srnic_req_find(struct srnic_qp *qp, u32 psn)
+struct srnic_swqe *srnic_req_find(struct srnic_qp *qp, u32 psn)
 {
 	struct srnic_req *req = &qp->req;
 	u32 i;
@@ -157,30 +96,9 @@ static struct srnic_swqe *srnic_req_find(struct srnic_qp *qp, u32 psn)
 	return NULL;
 }
 
-static enum ib_wc_status srnic_nak_status(u8 code)
-{
-	switch (code) {
-	case SRNIC_NAK_REM_ACCESS:
-		return IB_WC_REM_ACCESS_ERR;
-	case SRNIC_NAK_REM_OP_ERR:
-		return IB_WC_REM_OP_ERR;
-	case SRNIC_NAK_INVALID_RD_REQ:
-		return IB_WC_REM_INV_RD_REQ_ERR;
-	default:
-		return IB_WC_REM_INV_REQ_ERR;
-	}
-}
-
-/* The RNR NAK timer field (IBA table 45), in microseconds. */
-static const u32 srnic_rnr_usecs[32] = {
-	655360, 10, 20, 30, 40, 60, 80, 120, 160, 240, 320, 480, 640, 960,
-	1280, 1920, 2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
-	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
-};
-
 /* Fail the WQE holding @psn with @status; the QP then goes to error. */
-static void srnic_req_fail_locked(struct srnic_qp *qp, struct srnic_swqe *s,
-				  enum ib_wc_status status)
+void srnic_req_fail_locked(struct srnic_qp *qp, struct srnic_swqe *s,
+			   enum ib_wc_status status)
 {
 	s->state = SRNIC_SWQE_DONE;
 	s->status = status;
@@ -242,7 +160,7 @@ static bool srnic_comp_read(struct srnic_qp *qp, struct srnic_pkt *pkt,
 			srnic_counter_inc(sdev, SRNIC_CNT_MALFORMED);
 			return false;
 		}
-		return srnic_ack_upto(qp, pkt->psn);
+		return qp->xport->acked(qp, pkt->psn);
 	}
 	if (!s || s->wqe.opcode != IB_WR_RDMA_READ)
 		return false;
@@ -261,12 +179,12 @@ static bool srnic_comp_read(struct srnic_qp *qp, struct srnic_pkt *pkt,
 		return false;
 	}
 	if (idx < k) {
-		srnic_req_push_timer(qp);	/* a replay of what we have */
+		qp->xport->alive(qp);	/* a replay of what we have */
 		return false;
 	}
 	if (idx - k >= SRNIC_READ_AHEAD) {
-		srnic_req_gap(qp, srnic_psn_add(s->first_psn, k));
-		srnic_req_push_timer(qp);
+		qp->xport->lost(qp, srnic_psn_add(s->first_psn, k));
+		qp->xport->alive(qp);
 		return false;
 	}
 
@@ -275,7 +193,7 @@ static bool srnic_comp_read(struct srnic_qp *qp, struct srnic_pkt *pkt,
 	 * atomic before it still missing responses means this one came out
 	 * of order (srnic_ack_upto() asked for the missing ones again).
 	 */
-	srnic_ack_upto(qp, srnic_psn_add(s->first_psn, -1));
+	qp->xport->acked(qp, srnic_psn_add(s->first_psn, -1));
 	if (srnic_req_first_open(qp) != s)
 		return false;
 	if (!req->read_map_valid || req->read_map_psn != s->first_psn) {
@@ -295,7 +213,7 @@ static bool srnic_comp_read(struct srnic_qp *qp, struct srnic_pkt *pkt,
 	if (idx != k) {
 		set_bit(idx % SRNIC_READ_AHEAD, req->read_seen);
 		/* A response packet was lost: ask again from it, once. */
-		srnic_req_gap(qp, srnic_psn_add(s->first_psn, k));
+		qp->xport->lost(qp, srnic_psn_add(s->first_psn, k));
 		goto placed;
 	}
 	s->read_off += pkt->paylen;
@@ -310,9 +228,9 @@ static bool srnic_comp_read(struct srnic_qp *qp, struct srnic_pkt *pkt,
 	}
 placed:
 	if (last)	/* the stream ended with holes left */
-		srnic_req_gap(qp, req->una);
+		qp->xport->lost(qp, req->una);
 	if (!moved)
-		srnic_req_push_timer(qp);
+		qp->xport->alive(qp);
 	return moved;
 }
 
@@ -326,7 +244,7 @@ static bool srnic_comp_atomic(struct srnic_qp *qp, struct srnic_pkt *pkt)
 	if (!s || (s->wqe.opcode != IB_WR_ATOMIC_CMP_AND_SWP &&
 		   s->wqe.opcode != IB_WR_ATOMIC_FETCH_AND_ADD))
 		return false;
-	srnic_ack_upto(qp, srnic_psn_add(s->first_psn, -1));
+	qp->xport->acked(qp, srnic_psn_add(s->first_psn, -1));
 	if (srnic_req_first_open(qp) != s)
 		return false;
 	err = srnic_sge_copy(sdev, qp->ibqp.pd, s->wqe.sge, s->wqe.num_sge, 0,
@@ -339,69 +257,6 @@ static bool srnic_comp_atomic(struct srnic_qp *qp, struct srnic_pkt *pkt)
 	s->state = SRNIC_SWQE_DONE;
 	srnic_req_rd_done(qp);
 	return true;
-}
-
-/* An ACK, RNR NAK or NAK. */
-static bool srnic_comp_ack(struct srnic_qp *qp, struct srnic_pkt *pkt)
-{
-	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
-	struct srnic_req *req = &qp->req;
-	u8 type = pkt->syndrome & SRNIC_AETH_TYPE_MASK;
-	u8 value = pkt->syndrome & SRNIC_AETH_VALUE_MASK;
-	struct srnic_swqe *s;
-	bool acked;
-
-	switch (type) {
-	case SRNIC_AETH_ACK:
-		return srnic_ack_upto(qp, pkt->psn);
-	case SRNIC_AETH_RNR_NAK:
-		srnic_counter_inc(sdev, SRNIC_CNT_RCVD_RNR);
-		srnic_ack_upto(qp, srnic_psn_add(pkt->psn, -1));
-		s = srnic_req_find(qp, pkt->psn);
-		if (!s)
-			return false;
-		if (!req->rnr_left) {
-			srnic_counter_inc(sdev, SRNIC_CNT_RNR_RETRY_EXC);
-			srnic_req_fail_locked(qp, s, IB_WC_RNR_RETRY_EXC_ERR);
-			return true;
-		}
-		if (req->rnr_left != 7)
-			req->rnr_left--;
-		srnic_req_rewind(qp, pkt->psn);
-		req->rnr_wait = true;
-		mod_timer(&req->timer, jiffies +
-			  usecs_to_jiffies(srnic_rnr_usecs[value]) + 1);
-		return true;
-	case SRNIC_AETH_NAK:
-		acked = srnic_ack_upto(qp, srnic_psn_add(pkt->psn, -1));
-		s = srnic_req_find(qp, pkt->psn);
-		if (!s)
-			return acked;
-		if (value == SRNIC_NAK_PSN_SEQ_ERR) {
-			srnic_counter_inc(sdev, SRNIC_CNT_RCVD_SEQ_ERR);
-			/*
-			 * The later packets of a message an RNR NAK stopped
-			 * (a responder such as rdma_rxe NAKs the first one
-			 * out of sequence): the RNR timer resends them.
-			 */
-			if (req->rnr_wait)
-				return acked;
-			if (!req->retry_left) {
-				srnic_counter_inc(sdev, SRNIC_CNT_RETRY_EXC);
-				srnic_req_fail_locked(qp, s,
-						      IB_WC_RETRY_EXC_ERR);
-				return true;
-			}
-			req->retry_left--;
-			srnic_req_rewind(qp, pkt->psn);
-			srnic_req_kick(qp);
-			return true;
-		}
-		srnic_req_fail_locked(qp, s, srnic_nak_status(value));
-		return true;
-	default:
-		return false;
-	}
 }
 
 /**
@@ -417,7 +272,6 @@ void srnic_comp_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 {
 	struct srnic_req *req = &qp->req;
 	enum ib_qp_state state = READ_ONCE(qp->state);
-	u8 type = pkt->syndrome & SRNIC_AETH_TYPE_MASK;
 	bool moved = false, fail;
 	enum srnic_psn_win win;
 	u32 una;
@@ -436,7 +290,7 @@ void srnic_comp_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 			/* A replay of Read responses we already have. */
 			if (pkt->opcode >= SRNIC_OP_READ_RESPONSE_FIRST &&
 			    pkt->opcode <= SRNIC_OP_READ_RESPONSE_ONLY)
-				srnic_req_push_timer(qp);
+				qp->xport->alive(qp);
 			goto out;
 		}
 	}
@@ -444,7 +298,7 @@ void srnic_comp_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 	una = req->una;
 	switch (pkt->opcode) {
 	case SRNIC_OP_ACKNOWLEDGE:
-		moved = srnic_comp_ack(qp, pkt);
+		moved = qp->xport->ack(qp, pkt);
 		break;
 	case SRNIC_OP_ATOMIC_ACKNOWLEDGE:
 		moved = srnic_comp_atomic(qp, pkt);
@@ -454,24 +308,8 @@ void srnic_comp_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 		break;
 	}
 	if (moved) {
-		/*
-		 * Forward progress renews the retry budgets; a NAK that
-		 * acknowledges nothing new does not. Else the sequence NAKs
-		 * answering the rest of a multi-packet message after its RNR
-		 * NAK renewed rnr_left each round, and a Send into an empty
-		 * receive queue never ended in IB_WC_RNR_RETRY_EXC_ERR.
-		 */
-		bool progress = pkt->opcode != SRNIC_OP_ACKNOWLEDGE ||
-				type == SRNIC_AETH_ACK || req->una != una;
-
-		if (progress)
-			req->retry_left = qp->retry_cnt;
-		if (progress && type != SRNIC_AETH_RNR_NAK)
-			req->rnr_left = qp->rnr_retry;
+		qp->xport->progress(qp, pkt, una);
 		srnic_req_complete(qp);
-		if (!req->rnr_wait &&
-		    req->max_psn != req->una)
-			srnic_req_arm_timer(qp);
 		if (srnic_req_has_work(qp))
 			srnic_req_kick(qp);
 	}

@@ -24,6 +24,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "srnic.h"
+#include "srnic_transport.h"
 
 static unsigned int srnic_tx_budget = 64;
 module_param_named(tx_budget, srnic_tx_budget, uint, 0644);
@@ -236,8 +237,8 @@ void srnic_req_kick(struct srnic_qp *qp)
 
 	if (READ_ONCE(qp->dead))
 		return;
-	g = per_cpu_ptr(to_sdev(qp->ibqp.device)->txgates, qp->req.cpu);
-	if (srnic_gate_wake(&g->gate, &qp->req.gq))
+	g = per_cpu_ptr(to_sdev(qp->ibqp.device)->txgates, qp->tx_cpu);
+	if (srnic_gate_wake(&g->gate, &qp->gq))
 		srnic_txgate_run(g);
 }
 
@@ -258,7 +259,7 @@ static void srnic_gate_account(struct srnic_gate_qp *gq,
  */
 static bool srnic_req_serve(struct srnic_qp *qp, struct srnic_gate *gate)
 {
-	struct srnic_gate_qp *gq = &qp->req.gq;
+	struct srnic_gate_qp *gq = &qp->gq;
 	u32 budget = READ_ONCE(gate->budget);
 	struct sk_buff_head out;
 	struct sk_buff *skb;
@@ -300,7 +301,7 @@ static bool srnic_req_serve(struct srnic_qp *qp, struct srnic_gate *gate)
 	 * packet.
 	 */
 	if (built && qp->ibqp.qp_type == IB_QPT_RC)
-		srnic_req_arm_timer(qp);
+		qp->xport->sent(qp);
 	/*
 	 * Fetch more if this round took WQEs from the pool (the lookahead
 	 * moved) or found it empty; not if the QP sits at its own limit.
@@ -346,7 +347,7 @@ static void srnic_txgate_task(struct tasklet_struct *t)
 		gq = srnic_gate_pick(&g->gate);
 		if (!gq)
 			return;
-		more = srnic_req_serve(container_of(gq, struct srnic_qp, req.gq),
+		more = srnic_req_serve(container_of(gq, struct srnic_qp, gq),
 				       &g->gate);
 		sent += gq->sent;
 		srnic_gate_done(&g->gate, gq, more);
@@ -366,14 +367,14 @@ static void srnic_txgate_task(struct tasklet_struct *t)
 void srnic_qp_quiesce(struct srnic_qp *qp)
 {
 	struct srnic_txgate *g = per_cpu_ptr(to_sdev(qp->ibqp.device)->txgates,
-					     qp->req.cpu);
+					     qp->tx_cpu);
 
 	cancel_work_sync(&qp->req.pf_work);
-	del_timer_sync(&qp->req.timer);
+	qp->xport->stop(qp, true);
 	/* Out of the gate; if its engine is serving the QP, wait for it. */
-	while (!srnic_gate_remove(&g->gate, &qp->req.gq))
+	while (!srnic_gate_remove(&g->gate, &qp->gq))
 		cond_resched();
 	/* What that last round may have started. */
 	cancel_work_sync(&qp->req.pf_work);
-	del_timer_sync(&qp->req.timer);
+	qp->xport->stop(qp, true);
 }

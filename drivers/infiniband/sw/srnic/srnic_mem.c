@@ -19,32 +19,6 @@
 
 #include "srnic.h"
 
-/**
- * srnic_mr_map_pages() - build a user MR's page array
- * @mr: the MR, its umem pinned
- *
- * Context: process context.
- * Return: 0 or -ENOMEM.
- */
-int srnic_mr_map_pages(struct srnic_mr *mr)
-{
-	struct ib_umem *umem = mr->umem;
-	struct sg_page_iter iter;
-	size_t n = ib_umem_num_pages(umem), i = 0;
-
-	mr->pages = kvmalloc_array(n, sizeof(*mr->pages), GFP_KERNEL);
-	if (!mr->pages)
-		return -ENOMEM;
-	for_each_sgtable_page(&umem->sgt_append.sgt, &iter, 0) {
-		if (WARN_ON_ONCE(i >= n))
-			break;
-		mr->pages[i++] = sg_page_iter_page(&iter);
-	}
-	mr->npages = i;
-	mr->page_off = ib_umem_offset(umem);
-	return 0;
-}
-
 /*
  * Fast registration: the kernel address of MR address @va, and how many
  * bytes from it on lie in the same page; NULL if no listed page holds it.

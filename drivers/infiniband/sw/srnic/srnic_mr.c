@@ -288,6 +288,32 @@ struct ib_mr *srnic_get_dma_mr(struct ib_pd *ibpd, int access)
 }
 
 /**
+ * srnic_mr_map_pages() - build a user MR's page array
+ * @mr: the MR, its umem pinned
+ *
+ * Context: process context.
+ * Return: 0 or -ENOMEM.
+ */
+static int srnic_mr_map_pages(struct srnic_mr *mr)
+{
+	struct ib_umem *umem = mr->umem;
+	struct sg_page_iter iter;
+	size_t n = ib_umem_num_pages(umem), i = 0;
+
+	mr->pages = kvmalloc_array(n, sizeof(*mr->pages), GFP_KERNEL);
+	if (!mr->pages)
+		return -ENOMEM;
+	for_each_sgtable_page(&umem->sgt_append.sgt, &iter, 0) {
+		if (WARN_ON_ONCE(i >= n))
+			break;
+		mr->pages[i++] = sg_page_iter_page(&iter);
+	}
+	mr->npages = i;
+	mr->page_off = ib_umem_offset(umem);
+	return 0;
+}
+
+/**
  * srnic_reg_user_mr() - register user memory
  * @ibpd: the PD
  * @start: user virtual address of the memory

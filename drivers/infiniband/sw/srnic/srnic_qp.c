@@ -7,6 +7,7 @@
 #include <kunit/visibility.h>
 
 #include "srnic.h"
+#include "srnic_transport.h"
 
 /* Access rights a QP can grant to remote requests. */
 /*
@@ -597,7 +598,7 @@ void srnic_qp_fail(struct srnic_qp *qp, enum ib_event_type ev)
 	spin_lock_bh(&qp->req.lock);
 	qp->req.flushing = true;
 	srnic_flush_sq(qp);
-	del_timer(&qp->req.timer);
+	qp->xport->stop(qp, false);
 	spin_unlock_bh(&qp->req.lock);
 
 	spin_lock_bh(&qp->resp.lock);

@@ -5,10 +5,10 @@
  * Serving a QP at its gate (srnic_gate.c) takes WQEs from its pool head
  * in ring order into the QP's window (assigning PSNs), executes local
  * operations in send queue order, and builds the request packets. The
- * requester enforces fences, max_rd_atomic and the unacknowledged-PSN
- * window. The retransmission timer and the completer (srnic_comp.c) move
- * the window: go-back-N rewinds the transmit position to the oldest
- * unacknowledged PSN.
+ * requester enforces fences and max_rd_atomic; whether a packet may go
+ * (the unacknowledged-PSN window), what to send again and when is the
+ * QP's transport's (srnic_transport.h; go-back-N, srnic_gbn.c, rewinds
+ * the transmit position to the oldest unacknowledged PSN).
  *
  * Locking: req.lock (BH) protects the window and positions.
  */
@@ -16,6 +16,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "srnic.h"
+#include "srnic_transport.h"
 
 /**
  * srnic_req_swqe() - a window entry
@@ -51,82 +52,6 @@ bool srnic_req_has_work(struct srnic_qp *qp)
 
 	return req->cur != req->issue || READ_ONCE(req->pfq.count) ||
 	       srnic_pf_pending(qp) || req->bad_wqe;
-}
-
-static unsigned long srnic_req_timeout(struct srnic_qp *qp)
-{
-	u64 ns = 4096ULL << qp->timeout;
-
-	return max_t(u64, nsecs_to_jiffies64(ns), msecs_to_jiffies(10));
-}
-
-/**
- * srnic_req_arm_timer() - (re)start the retransmission timer
- * @qp: the QP, with unacknowledged packets
- *
- * A timeout of 0 means "infinite": never retransmit on time.
- *
- * Context: under req.lock.
- */
-void srnic_req_arm_timer(struct srnic_qp *qp)
-{
-	if (!qp->timeout || qp->dead)
-		return;
-	qp->req.timer_psn = qp->req.una;
-	mod_timer(&qp->req.timer, jiffies + srnic_req_timeout(qp));
-}
-
-/**
- * srnic_req_push_timer() - the responder is alive: retransmit later
- * @qp: the QP
- *
- * For Read responses the requester cannot use: a replay still streaming
- * past a gap, or a replay for a Read already complete. The responder works
- * through its requests in order and is busy with ours; asking again now
- * would only queue one more replay behind the current one (rdma_rxe serves
- * each repeated Read request to its end). The timer still fires, and
- * counts a retry, once such responses stop coming.
- *
- * Context: under req.lock.
- */
-void srnic_req_push_timer(struct srnic_qp *qp)
-{
-	if (qp->timeout && !qp->dead && timer_pending(&qp->req.timer))
-		mod_timer(&qp->req.timer, jiffies + srnic_req_timeout(qp));
-}
-
-/**
- * srnic_req_rewind() - go back N: transmit again from @psn
- * @qp: the QP
- * @psn: the oldest PSN the responder has not acknowledged
- *
- * Context: under req.lock.
- */
-void srnic_req_rewind(struct srnic_qp *qp, u32 psn)
-{
-	struct srnic_req *req = &qp->req;
-	u32 i;
-
-	for (i = req->comp; i != req->issue; i++) {
-		struct srnic_swqe *s = srnic_req_swqe(qp, i);
-		s32 d = srnic_psn_diff(psn, s->first_psn);
-
-		if (s->state == SRNIC_SWQE_DONE || d >= (s32)s->npkts)
-			continue;
-		if (d < 0)
-			d = 0;
-		if (s->wqe.opcode == IB_WR_RDMA_READ)
-			d = s->read_off / qp->mtu;
-		req->cur = i;
-		req->cur_pkt = d;
-		req->psn = srnic_psn_add(s->first_psn, d);
-		srnic_counter_inc(to_sdev(qp->ibqp.device),
-				  SRNIC_CNT_RETRANSMITS);
-		return;
-	}
-	req->cur = req->issue;
-	req->cur_pkt = 0;
-	req->psn = req->max_psn;
 }
 
 /* Check that the WQE's local buffers may be used, before it is issued. */
@@ -480,15 +405,12 @@ int srnic_req_next(struct srnic_qp *qp, struct sk_buff_head *out)
 	struct srnic_req *req = &qp->req;
 	enum ib_qp_state state = READ_ONCE(qp->state);
 	struct srnic_swqe *s;
-	u32 idx, sent;
+	u32 idx;
 	int err;
 
 	if (state != IB_QPS_RTS && state != IB_QPS_SQD)
 		return 0;
-	if (req->rnr_wait || req->flushing)
-		return 0;
-	sent = srnic_psn_sent(req->psn, req->una, req->max_psn);
-	if (sent >= SRNIC_MAX_INFLIGHT)
+	if (req->flushing || !qp->xport->may_send(qp, NULL))
 		return 0;
 	if (req->cur == req->issue) {
 		if (state == IB_QPS_SQD || !srnic_req_issue(qp))
@@ -502,13 +424,7 @@ int srnic_req_next(struct srnic_qp *qp, struct sk_buff_head *out)
 	}
 	idx = req->cur;
 	s = srnic_req_swqe(qp, idx);
-	/*
-	 * A Read's one request claims every response PSN: it waits until
-	 * they fit in IBA's 2^23 outstanding PSNs (a 2 GiB Read at MTU 256
-	 * takes all of them: it goes out alone).
-	 */
-	if (s->wqe.opcode == IB_WR_RDMA_READ &&
-	    sent + s->npkts - req->cur_pkt > SRNIC_PSN_HALF)
+	if (!qp->xport->may_send(qp, s))
 		return 0;
 	err = srnic_req_build(qp, s, out);
 	if (err == -ENOMEM)
@@ -534,45 +450,6 @@ int srnic_req_next(struct srnic_qp *qp, struct sk_buff_head *out)
 	return 1;
 }
 
-static void srnic_req_timer(struct timer_list *t)
-{
-	struct srnic_qp *qp = from_timer(qp, t, req.timer);
-	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
-	struct srnic_req *req = &qp->req;
-	bool fail = false;
-
-	spin_lock_bh(&req->lock);
-	if (qp->dead || req->flushing)
-		goto out;
-	if (req->rnr_wait) {
-		req->rnr_wait = false;
-		srnic_req_arm_timer(qp);
-		srnic_req_kick(qp);
-		goto out;
-	}
-	if (req->max_psn == req->una)
-		goto out;		/* nothing outstanding */
-	if (req->una != req->timer_psn) {
-		srnic_req_arm_timer(qp);	/* progress was made */
-		goto out;
-	}
-	srnic_counter_inc(sdev, SRNIC_CNT_COMP_RETRY);
-	if (!req->retry_left) {
-		srnic_counter_inc(sdev, SRNIC_CNT_RETRY_EXC);
-		fail = true;
-		goto out;
-	}
-	req->retry_left--;
-	req->gap_pending = false;
-	srnic_req_rewind(qp, req->una);
-	srnic_req_arm_timer(qp);
-	srnic_req_kick(qp);
-out:
-	spin_unlock_bh(&req->lock);
-	if (fail)
-		srnic_req_fail(qp, req->comp, IB_WC_RETRY_EXC_ERR);
-}
-
 /**
  * srnic_req_init() - the requester state of a new QP
  * @qp: the QP, its send ring created
@@ -586,6 +463,8 @@ int srnic_req_init(struct srnic_qp *qp)
 	u32 slots = qp->sq.queue.index_mask + 1;
 	int err;
 
+	/* Standard RoCEv2's go-back-N: the only reliability mechanism yet. */
+	qp->xport = &srnic_xport_gbn;
 	spin_lock_init(&req->lock);
 	req->lim.type = qp->ibqp.qp_type;
 	req->lim.max_sge = qp->sq.max_sge;
@@ -609,9 +488,9 @@ int srnic_req_init(struct srnic_qp *qp)
 		goto out;
 	}
 	srnic_doorbell_init(qp);
-	srnic_gate_qp_init(&req->gq, 0);
-	timer_setup(&req->timer, srnic_req_timer, 0);
-	req->cpu = srnic_req_pick_cpu();
+	srnic_gate_qp_init(&qp->gq, 0);
+	qp->xport->init(qp);
+	qp->tx_cpu = srnic_req_pick_cpu();
 	srnic_resp_init(qp);
 	return 0;
 out:
@@ -650,11 +529,9 @@ void srnic_req_start(struct srnic_qp *qp)
 	req->psn = qp->sq_psn;
 	req->una = qp->sq_psn;
 	req->max_psn = qp->sq_psn;
-	req->retry_left = qp->retry_cnt;
-	req->rnr_left = qp->rnr_retry;
-	req->rnr_wait = false;
+	qp->xport->start(qp);
 	/* Strict priority (a demonstration policy): lower service level first. */
-	req->gq.prio = qp->av.sl;
+	qp->gq.prio = qp->av.sl;
 	req->sport = rdma_get_udp_sport(qp->av.flow_label, qp->ibqp.qp_num,
 					qp->dest_qpn);
 	/* UD messages are one packet of at most the port's MTU. */

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB
 /*
- * srnic: the RC responder: placement of Sends and Writes, Read responses,
- * atomics, duplicates, and the ACK/NAK answers (UC and UD:
- * srnic_resp_uc_ud.c).
+ * srnic: the RC responder: placement of Sends and Writes, Reads,
+ * atomics, duplicates, and what each outcome answers (the responses
+ * leave through srnic_resp_tx.c; UC and UD: srnic_resp_uc_ud.c).
  *
  * Requests are executed strictly in PSN order: a packet ahead of the
  * expected PSN is answered with one PSN sequence NAK and dropped, so when
@@ -25,6 +25,7 @@
 
 #include "srnic.h"
 #include "srnic_resp.h"
+#include "srnic_transport.h"
 
 #define SRNIC_RESP_NAK(verdict, nak, event, uc)				\
 	[verdict] = { .name = #verdict + sizeof("SRNIC_RESP_ERR_") - 1,	\
@@ -66,83 +67,6 @@ static int srnic_place_write(struct srnic_mr *mr, u64 va, const u8 *data,
 	if (unlikely(srnic_hook_late_place(mr, va, data, len)))
 		return 0;
 	return srnic_mr_copy(mr, va, (void *)data, len, true);
-}
-
-/*
- * Send a response without payload (ACK, NAK, atomic or Atomic Write and
- * Flush response) in PSN order. With Read responses queued, or built and
- * perhaps not gone yet (resp.sending), it waits behind them as a job and
- * is built when its turn comes: no packet is allocated for it now. A
- * plain ACK or NAK replaces one waiting at the tail (both are cumulative:
- * the newer says what the older did, and more); other small responses
- * are bounded by max_dest_rd_atomic, beyond which they are dropped (the
- * requester asks again). So a peer repeating requests during one long
- * Read grows nothing. Returns true if the response was built or queued.
- */
-static bool srnic_resp_small(struct srnic_qp *qp, struct sk_buff_head *out,
-			     const struct srnic_pkt *pkt)
-{
-	struct srnic_resp *resp = &qp->resp;
-	bool plain = pkt->opcode == SRNIC_OP_ACKNOWLEDGE;
-	struct srnic_read_job *job = NULL;
-	struct srnic_pkt p = *pkt;
-
-	if (list_empty(&resp->reads) && !READ_ONCE(resp->sending))
-		return !!srnic_build_send(qp, out, &p, 0);
-	if (!list_empty(&resp->reads))
-		job = list_last_entry(&resp->reads, struct srnic_read_job,
-				      list);
-	if (!(plain && job && job->small &&
-	      job->opcode == SRNIC_OP_ACKNOWLEDGE)) {
-		if (!plain &&
-		    resp->nsmall >= max_t(u32, qp->max_dest_rd_atomic, 1))
-			return false;
-		job = kzalloc(sizeof(*job), GFP_ATOMIC);
-		if (!job)
-			return false;
-		job->small = true;
-		list_add_tail(&job->list, &resp->reads);
-		if (!plain)
-			resp->nsmall++;
-	}
-	job->opcode = pkt->opcode;
-	job->psn = pkt->psn;
-	job->syndrome = pkt->syndrome;
-	job->msn = pkt->msn;
-	job->orig = pkt->orig;
-	srnic_req_kick(qp);
-	return true;
-}
-
-/*
- * An ACK or NAK for @psn, in PSN order (srnic_resp_small()); @now: built
- * at once, ahead of queued Read responses (a NAK that fails the QP: the
- * queue is dropped with it).
- */
-static void srnic_resp_ack_how(struct srnic_qp *qp, struct sk_buff_head *out,
-			       u8 syndrome, u32 psn, bool now)
-{
-	struct srnic_dev *sdev = to_sdev(qp->ibqp.device);
-	struct srnic_pkt pkt = {
-		.opcode = SRNIC_OP_ACKNOWLEDGE,
-		.psn = psn,
-		.syndrome = syndrome,
-		.msn = qp->resp.msn,
-	};
-	bool sent;
-
-	sent = now ? !!srnic_build_send(qp, out, &pkt, 0) :
-		     srnic_resp_small(qp, out, &pkt);
-	if (sent)
-		srnic_counter_inc(sdev, (syndrome & SRNIC_AETH_TYPE_MASK) ==
-				  SRNIC_AETH_ACK ? SRNIC_CNT_ACKS_SENT :
-						   SRNIC_CNT_NAKS_SENT);
-}
-
-static void srnic_resp_ack(struct srnic_qp *qp, struct sk_buff_head *out,
-			   u8 syndrome, u32 psn)
-{
-	srnic_resp_ack_how(qp, out, syndrome, psn, false);
 }
 
 /* Take the element at the consumer index; caller excludes consumers. */
@@ -329,9 +253,9 @@ enum srnic_resp_verdict srnic_resp_send(struct srnic_qp *qp,
  * Look up and check an rkey for [va, va + len); *addr is the MR address
  * of va (a zero-based window's va is an offset into it).
  */
-static enum srnic_resp_verdict srnic_resp_rkey(struct srnic_qp *qp, u32 rkey,
-					       u64 va, u32 len, int access,
-					       struct srnic_mr **mrp, u64 *addr)
+enum srnic_resp_verdict srnic_resp_rkey(struct srnic_qp *qp, u32 rkey,
+					u64 va, u32 len, int access,
+					struct srnic_mr **mrp, u64 *addr)
 {
 	*mrp = NULL;
 	*addr = va;
@@ -541,58 +465,6 @@ static enum srnic_resp_verdict srnic_resp_flush(struct srnic_qp *qp,
 	return SRNIC_RESP_DONE;
 }
 
-static void srnic_read_job_free(struct srnic_qp *qp,
-				struct srnic_read_job *job)
-{
-	list_del(&job->list);
-	if (job->small) {
-		if (job->opcode != SRNIC_OP_ACKNOWLEDGE)
-			qp->resp.nsmall--;
-	} else {
-		qp->resp.nreads--;
-	}
-	kfree(job);
-}
-
-/*
- * Forget the Read responses not sent yet from @psn on (all of them if
- * @all). Responses before @psn stay: they answer requests the requester
- * repeats after this one, in the same go-back-N burst.
- */
-static void srnic_resp_drop_reads(struct srnic_qp *qp, u32 psn, bool all)
-{
-	struct srnic_read_job *job, *tmp;
-
-	list_for_each_entry_safe(job, tmp, &qp->resp.reads, list)
-		if (all || !srnic_psn_before(job->psn, psn))
-			srnic_read_job_free(qp, job);
-}
-
-/*
- * Make room for a Read: at most max_dest_rd_atomic response jobs are
- * queued. A requester within its limit never awaits more than that many
- * Reads and completes them in order, so when the queue is full, the
- * oldest job answers a duplicate request that arrived after the requester
- * had what it asked for (reordering delivers those late), and it goes.
- * Like a hardware responder recycling its oldest resource, this never
- * refuses the Read a requester waits for; a requester beyond its limit
- * loses its oldest responses and retries them.
- */
-static void srnic_resp_room_for_read(struct srnic_qp *qp)
-{
-	struct srnic_resp *resp = &qp->resp;
-	struct srnic_read_job *job, *old;
-
-	while (resp->nreads >= max_t(u32, qp->max_dest_rd_atomic, 1)) {
-		old = NULL;
-		list_for_each_entry(job, &resp->reads, list)
-			if (!job->small &&
-			    (!old || srnic_psn_before(job->psn, old->psn)))
-				old = job;
-		srnic_read_job_free(qp, old);
-	}
-}
-
 /* Queue the responses to a Read request (new or repeated). */
 static enum srnic_resp_verdict srnic_resp_read(struct srnic_qp *qp,
 					       struct srnic_pkt *pkt)
@@ -764,7 +636,6 @@ void srnic_resp_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 	enum ib_event_type ev = 0;
 	bool comm_est = false;
 	struct sk_buff *skb;
-	s32 d;
 
 	/*
 	 * A QP going to error (a completion was lost to a full CQ, a WQE
@@ -780,23 +651,17 @@ void srnic_resp_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 	/* srnic_qp_error() flushed the queues meanwhile: take nothing. */
 	if (READ_ONCE(qp->state) == IB_QPS_ERR)
 		goto out;
-	d = srnic_psn_diff(pkt->psn, resp->epsn);
-	if (d > 0) {
-		srnic_counter_inc(sdev, SRNIC_CNT_OOS_REQ);
-		if (!resp->nak_sent) {
-			resp->nak_sent = true;
-			srnic_resp_ack(qp, &out, SRNIC_AETH_NAK |
-				       SRNIC_NAK_PSN_SEQ_ERR, resp->epsn);
-		}
-		goto out;
-	}
-	if (d < 0) {
+	switch (qp->xport->rx_check(qp, pkt, &out)) {
+	case SRNIC_RX_NEW:
+		break;
+	case SRNIC_RX_DUP:
 		v = srnic_resp_duplicate(qp, pkt, &out);
 		if (v)
 			goto verdict;	/* a Read whose R_Key died meanwhile */
 		goto out;
+	default:
+		goto out;
 	}
-	resp->nak_sent = false;
 	/* The first packet in RTR establishes the connection (IBA 11.6.3). */
 	if (unlikely(state == IB_QPS_RTR) && !resp->comm_est) {
 		resp->comm_est = true;
@@ -834,24 +699,13 @@ verdict:
 			reply.psn = pkt->psn;
 			reply.msn = resp->msn;
 			srnic_resp_small(qp, &out, &reply);
-		} else if (!(flags & SRNIC_OPF_READ) &&
-			   srnic_ack_decide(&resp->ac, pkt->ack_req, false,
-					    64) == SRNIC_ACK_NOW) {
-			srnic_resp_ack(qp, &out, SRNIC_AETH_ACK |
-				       SRNIC_AETH_NO_CREDIT, pkt->psn);
+		} else if (!(flags & SRNIC_OPF_READ)) {
+			qp->xport->rx_ack(qp, pkt, &out);
 		}
 		break;
 	case SRNIC_RESP_RNR:
 		srnic_counter_inc(sdev, SRNIC_CNT_SEND_RNR);
-		/*
-		 * The rest of the message is out of sequence now: dropped
-		 * silently until the requester resends this PSN, not NAKed
-		 * (a sequence NAK would send it back before the RNR delay).
-		 */
-		resp->nak_sent = true;
-		srnic_resp_ack(qp, &out, SRNIC_AETH_RNR_NAK |
-			       (qp->min_rnr_timer & SRNIC_AETH_VALUE_MASK),
-			       pkt->psn);
+		qp->xport->rx_rnr(qp, pkt, &out);
 		break;
 	default:
 		answer = &srnic_resp_answers[v];
@@ -871,122 +725,6 @@ out:
 		srnic_qp_event(qp, IB_EVENT_COMM_EST);
 	if (ev)
 		srnic_qp_fail(qp, ev);
-}
-
-/**
- * srnic_resp_tx() - build Read response packets
- * @qp: the QP
- * @out: where they are queued
- * @budget: most packets to build
- *
- * Context: the QP's transmit tasklet.
- * Return: packets built.
- */
-int srnic_resp_tx(struct srnic_qp *qp, struct sk_buff_head *out, int budget)
-{
-	struct srnic_resp *resp = &qp->resp;
-	struct srnic_read_job *job;
-	struct srnic_mr *mr = NULL;
-	bool failed = false;
-	u64 addr;
-	int n = 0;
-
-	spin_lock_bh(&resp->lock);
-	while (n < budget &&
-	       (job = list_first_entry_or_null(&resp->reads,
-					       struct srnic_read_job, list))) {
-		u32 len = min(qp->mtu, job->resid);
-		bool last = job->resid <= qp->mtu;
-		struct srnic_pkt pkt = {};
-		u8 *data;
-
-		if (job->small) {
-			pkt.opcode = job->opcode;
-			pkt.psn = job->psn;
-			pkt.syndrome = job->syndrome;
-			pkt.msn = job->msn;
-			pkt.orig = job->orig;
-			if (!srnic_build_send(qp, out, &pkt, 0))
-				break;
-			srnic_read_job_free(qp, job);
-			n++;
-			continue;
-		}
-		pkt.opcode = job->first ?
-			(last ? SRNIC_OP_READ_RESPONSE_ONLY :
-				SRNIC_OP_READ_RESPONSE_FIRST) :
-			(last ? SRNIC_OP_READ_RESPONSE_LAST :
-				SRNIC_OP_READ_RESPONSE_MIDDLE);
-		pkt.psn = job->psn;
-		pkt.syndrome = SRNIC_AETH_ACK | SRNIC_AETH_NO_CREDIT;
-		pkt.msn = resp->msn;
-		/*
-		 * Nothing is held between packets: the key is looked up for
-		 * each one, so a deregistered or invalidated key ends the
-		 * response with a remote access error NAK for this PSN.
-		 */
-		if (len && srnic_resp_rkey(qp, job->rkey, job->va, len,
-					   IB_ACCESS_REMOTE_READ, &mr, &addr)) {
-			srnic_resp_ack_how(qp, out, SRNIC_AETH_NAK |
-					   SRNIC_NAK_REM_ACCESS, job->psn,
-					   true);
-			srnic_resp_drop_reads(qp, 0, true);
-			failed = true;
-			break;
-		}
-		data = srnic_build_send(qp, out, &pkt, len);
-		if (!data) {
-			if (mr)
-				srnic_mr_put(mr);
-			break;
-		}
-		if (len) {
-			int err = srnic_mr_copy(mr, addr, data, len, false);
-
-			srnic_mr_put(mr);
-			mr = NULL;
-			if (err) {
-				/* Remapped after the check: this packet goes. */
-				kfree_skb(__skb_dequeue_tail(out));
-				srnic_resp_ack_how(qp, out, SRNIC_AETH_NAK |
-						   SRNIC_NAK_REM_ACCESS,
-						   job->psn, true);
-				srnic_resp_drop_reads(qp, 0, true);
-				failed = true;
-				break;
-			}
-		}
-		job->va += len;
-		job->resid -= len;
-		job->psn = srnic_psn_add(job->psn, 1);
-		job->first = false;
-		n++;
-		if (last)
-			srnic_read_job_free(qp, job);
-	}
-	/* Until they have left, later small responses queue behind them. */
-	if (n)
-		WRITE_ONCE(resp->sending, true);
-	spin_unlock_bh(&resp->lock);
-	if (failed)
-		srnic_qp_fail(qp, IB_EVENT_QP_ACCESS_ERR);
-	return n;
-}
-
-/**
- * srnic_resp_tx_done() - the packets srnic_resp_tx() built have left
- * @qp: the QP
- *
- * Context: the QP's transmit tasklet, after transmitting them.
- */
-void srnic_resp_tx_done(struct srnic_qp *qp)
-{
-	/*
-	 * No lock on this per-round path: a receiver that still sees true
-	 * queues its response as a job and kicks the gate, which is only
-	 * later, never out of order.
-	 */
-	WRITE_ONCE(qp->resp.sending, false);
 }
 
 /**

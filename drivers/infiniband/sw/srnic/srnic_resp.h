@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR Linux-OpenIB */
 /*
- * srnic: what the responders share (srnic_resp.c for RC, srnic_resp_uc_ud.c
- * for UC and UD): the named outcomes of a request packet, what each
- * answers, the one place the responder's PSN and MSN advance, and the
- * Send and Write placement both connected services run.
+ * srnic: what the responders share (srnic_resp.c and srnic_resp_tx.c for
+ * RC, srnic_resp_uc_ud.c for UC and UD): the named outcomes of a request
+ * packet, what each answers, the one place the responder's PSN and MSN
+ * advance, the Send and Write placement both connected services run, and
+ * how responses leave in PSN order.
  */
 #ifndef SRNIC_RESP_H
 #define SRNIC_RESP_H
@@ -73,6 +74,19 @@ static inline void srnic_resp_advance(struct srnic_resp *resp, u32 npsn, bool do
 }
 
 struct ib_pd *srnic_rwqe_pd(const struct srnic_qp *qp);
+enum srnic_resp_verdict srnic_resp_rkey(struct srnic_qp *qp, u32 rkey,
+					u64 va, u32 len, int access,
+					struct srnic_mr **mrp, u64 *addr);
+
+/* srnic_resp_tx.c: responses in PSN order */
+bool srnic_resp_small(struct srnic_qp *qp, struct sk_buff_head *out,
+		      const struct srnic_pkt *pkt);
+void srnic_resp_ack_how(struct srnic_qp *qp, struct sk_buff_head *out,
+			u8 syndrome, u32 psn, bool now);
+void srnic_resp_ack(struct srnic_qp *qp, struct sk_buff_head *out,
+		    u8 syndrome, u32 psn);
+void srnic_resp_drop_reads(struct srnic_qp *qp, u32 psn, bool all);
+void srnic_resp_room_for_read(struct srnic_qp *qp);
 enum srnic_resp_verdict srnic_resp_send(struct srnic_qp *qp,
 					struct srnic_pkt *pkt,
 					const u8 *payload);

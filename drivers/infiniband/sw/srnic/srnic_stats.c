@@ -127,7 +127,7 @@ int srnic_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	if (rdma_nl_put_driver_u32(msg, "prefetch_slots_held", held) ||
 	    rdma_nl_put_driver_u64(msg, "prefetch_stalls", stalls) ||
 	    rdma_nl_put_driver_u64(msg, "prefetch_reclaimed", reclaimed) ||
-	    rdma_nl_put_driver_u32(msg, "tx_cpu", qp->req.cpu)) {
+	    rdma_nl_put_driver_u32(msg, "tx_cpu", qp->tx_cpu)) {
 		nla_nest_cancel(msg, table);
 		return -EMSGSIZE;
 	}
