@@ -5,7 +5,8 @@
  * strict priority starves it (the failure the WQE-prefetch chapter
  * describes, asserted so the demonstration stays true); DRR shares bytes
  * fairly between QPs of different packet sizes; budgets and removal; a
- * wake while the QP is being served is not lost.
+ * wake while the QP is being served is not lost; an idle QP's round
+ * claimed by its doorbell.
  */
 #include <kunit/test.h>
 
@@ -185,12 +186,58 @@ static void srnic_sched_wake_while_served(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, gate.rounds, 2ULL);
 }
 
+/*
+ * The doorbell of an idle QP runs the QP's round itself (srnic_gate_claim):
+ * granted only at an idle gate to a QP neither waiting nor served, with
+ * the engine's budget; a wake during that round is kept, and no second
+ * round of the QP is granted meanwhile, by claim or by the engine.
+ */
+static void srnic_sched_claim(struct kunit *test)
+{
+	struct srnic_gate gate;
+	struct fake_qp a, b;
+
+	srnic_gate_init(&gate, SRNIC_GATE_DRR, 4096, 8);
+	fake_init(&a, 0, 100, 20);
+	fake_init(&b, 0, 100, -1);
+	/* Another QP waits: no line is cut. */
+	srnic_gate_wake(&gate, &b.gq);
+	KUNIT_EXPECT_FALSE(test, srnic_gate_claim(&gate, &a.gq));
+	KUNIT_EXPECT_PTR_EQ(test, serve(&gate), &b);
+	srnic_gate_remove(&gate, &b.gq);
+	/* A waiting QP is the engine's. */
+	srnic_gate_wake(&gate, &a.gq);
+	KUNIT_EXPECT_FALSE(test, srnic_gate_claim(&gate, &a.gq));
+	srnic_gate_remove(&gate, &a.gq);
+
+	KUNIT_EXPECT_TRUE(test, srnic_gate_claim(&gate, &a.gq));
+	KUNIT_EXPECT_EQ(test, gate.rounds, 2ULL);
+	/* One round at a time: not again, not by the engine. */
+	KUNIT_EXPECT_FALSE(test, srnic_gate_claim(&gate, &a.gq));
+	KUNIT_EXPECT_FALSE(test, srnic_gate_wake(&gate, &a.gq));
+	KUNIT_EXPECT_TRUE(test, !srnic_gate_pick(&gate));
+	KUNIT_EXPECT_FALSE(test, srnic_gate_remove(&gate, &a.gq));
+	/* The engine's budget: 8 packets of 20. */
+	while (srnic_gate_may_send(&gate, &a.gq) && a.backlog) {
+		srnic_gate_sent(&a.gq, a.pkt);
+		a.packets++;
+		a.backlog--;
+	}
+	KUNIT_EXPECT_EQ(test, a.packets, 8ULL);
+	srnic_gate_done(&gate, &a.gq, false);
+	/* The wake during the round put it back: the engine serves it. */
+	KUNIT_EXPECT_TRUE(test, srnic_gate_pending(&gate));
+	KUNIT_EXPECT_PTR_EQ(test, serve(&gate), &a);
+	KUNIT_EXPECT_EQ(test, a.packets, 16ULL);
+}
+
 static struct kunit_case srnic_sched_cases[] = {
 	KUNIT_CASE(srnic_sched_fence_round_robin),
 	KUNIT_CASE(srnic_sched_fence_strict_starves),
 	KUNIT_CASE(srnic_sched_drr_bytes),
 	KUNIT_CASE(srnic_sched_budget_and_remove),
 	KUNIT_CASE(srnic_sched_wake_while_served),
+	KUNIT_CASE(srnic_sched_claim),
 	{}
 };
 

@@ -59,7 +59,12 @@ CASES=(
 	"ib_write_bw -q 16 64 KiB|ib_write_bw|-q 16 -s 65536 -n $((200 * SCALE))|bw"
 	"ib_send_lat 2 B|ib_send_lat|-s 2 -n 1000|lat"
 	"ib_write_lat 2 B|ib_write_lat|-s 2 -n 1000|lat"
+	"ib_read_lat 2 B|ib_read_lat|-s 2 -n 1000|lat"
+	"ib_send_lat 2 B, CPU-bound load|ib_send_lat|-s 2 -n 1000|lat|load"
 )
+# SRNIC_BENCH_CASES: an extended regular expression; only the cases whose
+# name matches it run (all of them by default).
+CASES_RE=${SRNIC_BENCH_CASES:-.}
 
 busy_jiffies() {
 	awk '/^cpu / { print $2 + $3 + $4 + $7 + $8; exit }' /proc/stat
@@ -73,6 +78,24 @@ wait_listen() {	# NS|- PORT
 		sleep 0.1
 	done
 	return 1
+}
+
+# A CPU-bound competitor on every vCPU while a "load" case runs (nice 0,
+# as perftest): a busy host, where a wake-up left to ksoftirqd or a
+# kworker waits for the scheduler.
+LOAD_PIDS=()
+load_start() {
+	local i
+	for ((i = 0; i < $(nproc); i++)); do
+		(while :; do :; done) &
+		LOAD_PIDS+=($!)
+	done
+}
+load_stop() {
+	[ ${#LOAD_PIDS[@]} -gt 0 ] || return 0
+	kill "${LOAD_PIDS[@]}" 2>/dev/null
+	wait "${LOAD_PIDS[@]}" 2>/dev/null
+	LOAD_PIDS=()
 }
 
 # run1 NS|- DEV GID IP TOOL KIND ARGS...: one perftest run on DEV to
@@ -154,7 +177,7 @@ cell() {	# MEDIAN MIN MAX DECIMALS
 }
 
 ratio() {	# A B
-	awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b == 0) print "-"; else printf "%.2f", a / b }'
+	awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b == 0) print "-"; else if (a / b < 0.1) printf "%.3f", a / b; else printf "%.2f", a / b }'
 }
 
 if [ "${SRNIC_BENCH_MODE:-}" = qps ]; then
@@ -249,9 +272,14 @@ fi
 
 # --- measure -----------------------------------------------------------------
 
+RUN_CASES=()
 for c in "${CASES[@]}"; do
-	IFS='|' read -r name tool args kind <<<"$c"
+	[[ ${c%%|*} =~ $CASES_RE ]] && RUN_CASES+=("$c")
+done
+for c in "${RUN_CASES[@]}"; do
+	IFS='|' read -r name tool args kind load <<<"$c"
 	for ((r = 1; r <= REPS; r++)); do
+		[ "$load" = load ] && load_start
 		# shellcheck disable=SC2086
 		v=$(run1 "$NS_A" srnic0 "$GS" "$VETH_A_IP4" "$tool" "$kind" $args)
 		PORT=$((PORT + 1))
@@ -260,6 +288,7 @@ for c in "${CASES[@]}"; do
 		v=$(run1 - rxe0 "$GR" "$VETH_B_IP4" "$tool" "$kind" $args)
 		PORT=$((PORT + 1))
 		echo "$name|rxe|$v" >>"$RAW"
+		load_stop
 		echo "bench: $name run $r: $(tail -n 2 "$RAW" | cut -d'|' -f2,3 | tr '\n' ' ')"
 	done
 done
@@ -281,12 +310,17 @@ cpu_per_gib() {	# NAME DRV: CPU seconds per GiB over the medians
 	echo "QEMU TCG, $(nproc) vCPUs, one boot; each device to itself on the same veth pair;"
 	echo "$REPS runs per case: median (min-max). Bandwidth in MiB/s (perftest's MB/sec),"
 	echo "message rate in Mpps, latency in usec (lower is better). CPU: guest"
-	echo "CPU seconds (all vCPUs, both ends) per GiB moved."
+	echo "CPU seconds (all vCPUs, both ends) per GiB moved. Every run: perftest"
+	echo "\`TOOL -F -d DEV -x GID ARGS\` (server, then client with the address), ARGS:"
+	for c in "${RUN_CASES[@]}"; do
+		IFS='|' read -r name tool args kind load <<<"$c"
+		echo "${name}: \`$args\`${load:+, one busy loop per vCPU beside it}."
+	done
 	echo
 	echo "| case | srnic | rdma_rxe | srnic/rxe | CPU s/GiB srnic | CPU s/GiB rxe |"
 	echo "|---|---|---|---|---|---|"
-	for c in "${CASES[@]}"; do
-		IFS='|' read -r name tool args kind <<<"$c"
+	for c in "${RUN_CASES[@]}"; do
+		IFS='|' read -r name tool args kind load <<<"$c"
 		read -r sm sl sh < <(stat "$name" srnic 1)
 		read -r rm rl rh < <(stat "$name" rxe 1)
 		case $kind in

@@ -5,7 +5,8 @@
 # namespaces joined by a veth pair, a srnic device on each end (srnic0 on
 # VETH_A in NS_A, srnic1 on VETH_B in NS_B).
 #
-#   ibv_rc_pingpong   plain, -s 1 MiB, -m 4096 (veth MTU 9000), -e;
+#   ibv_rc_pingpong   plain (and its Sends fetched by their own doorbells:
+#                     doorbell_fetches), -s 1 MiB, -m 4096 (veth MTU 9000), -e;
 #                     ibv_srq_pingpong (16 QPs sharing an SRQ)
 #   perftest          send/write/read/atomic bw, send/write/read lat:
 #                     between the namespaces, and on self-loopback (both
@@ -67,7 +68,7 @@ srnic_require
 require_cmd tc ss timeout ibv_rc_pingpong "${PERFTESTS[@]}"
 [ -x "$RC_TEST" ] || ktap_skip_rest "no $RC_TEST (run make)"
 ktap_print_header
-ktap_set_plan 52
+ktap_set_plan 53
 
 # --- helpers -----------------------------------------------------------------
 
@@ -243,7 +244,27 @@ pingpong() {	# DESC ARGS...: ibv_rc_pingpong -c between the namespaces
 	SHOW_LINES=2 pair "$desc" "$NS_B" "$NS_A"
 }
 
+link_cnt() {	# DEV NAME: one counter of DEV's port
+	rdma statistic show link "$1/1" |
+		tr ' ' '\n' | awk -v n="$2" 'f { print; exit } $0 == n { f = 1 }'
+}
+
+db0=$(link_cnt srnic0 doorbell_fetches)
 pingpong "ibv_rc_pingpong (4 KiB x 1000, MTU 1024)"
+# A ping-pong posts each Send on a QP with nothing in flight: its doorbell
+# runs the prefetch stage itself instead of waiting for a kworker (the
+# latency fast path). At least a quarter of the client's 1000 Sends (the
+# ACK of the previous one may come after the reply that frees the next).
+db1=$(link_cnt srnic0 doorbell_fetches)
+if step "idle-QP doorbells fetch themselves (doorbell_fetches)"; then
+	n=$(( ${db1:-0} - ${db0:-0} ))
+	if [ "$n" -ge 250 ]; then
+		ktap_test_pass "idle-QP doorbells fetch themselves ($n of 1000 Sends)"
+	else
+		ktap_print_msg "doorbell_fetches moved by $n (${db0:-?} -> ${db1:-?}) over 1000 ping-pong Sends"
+		step_failed "idle-QP doorbells fetch themselves (doorbell_fetches)"
+	fi
+fi
 pingpong "ibv_rc_pingpong -s 1048576 -n 100" -s 1048576 -n 100
 ip -n "$NS_A" link set "$VETH_A" mtu 9000
 ip -n "$NS_B" link set "$VETH_B" mtu 9000

@@ -62,6 +62,7 @@ enum srnic_counter {
 	SRNIC_CNT_UD_NO_RWQE,
 	SRNIC_CNT_UC_DROPPED,
 	SRNIC_CNT_DGID_ERR,
+	SRNIC_CNT_DOORBELL_FETCH,
 	SRNIC_NUM_COUNTERS
 };
 
@@ -830,6 +831,7 @@ int srnic_set_gate_policy(struct srnic_dev *sdev,
 u64 srnic_gate_rounds(struct srnic_dev *sdev);
 int srnic_req_pick_cpu(void);
 void srnic_req_kick(struct srnic_qp *qp);
+bool srnic_gate_serve_now(struct srnic_qp *qp);
 void srnic_qp_quiesce(struct srnic_qp *qp);
 
 /* srnic_req.c: the requester, its window and retransmission */

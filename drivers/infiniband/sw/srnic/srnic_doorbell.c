@@ -292,6 +292,46 @@ void srnic_req_doorbell(struct srnic_qp *qp)
 	queue_work(srnic_wq, &qp->req.pf_work);
 }
 
+/*
+ * The doorbell of a QP with nothing in flight (nothing fetched, issued
+ * and unsent, or unacknowledged; the prefetch work not pending): no other
+ * stage holds work of it, so handing the WQEs to the prefetch work would
+ * only add a kworker's wake-up, a context switch away from the poster.
+ * The doorbell runs the prefetch stage itself, once, and the QP's first
+ * gate round on this CPU if its gate is idle (srnic_gate_serve_now()),
+ * else wakes it there. What the pool's limits leave unread the round
+ * hands to the work, as always. Under load every doorbell goes to the
+ * work. Returns false if it did not run (the caller queues the work).
+ */
+static bool srnic_doorbell_idle(struct srnic_qp *qp)
+{
+	struct srnic_req *req = &qp->req;
+	bool idle, wake = false;
+	int n = 0;
+
+	if (irqs_disabled() || in_hardirq())
+		return false;
+	spin_lock_bh(&req->lock);
+	idle = READ_ONCE(qp->state) == IB_QPS_RTS && !req->bad_wqe &&
+	       !req->flushing && req->cur == req->issue &&
+	       req->una == req->max_psn && !READ_ONCE(req->pfq.count) &&
+	       !work_pending(&req->pf_work);
+	if (idle) {
+		n = srnic_req_fetch(qp);
+		wake = n != 0 ||
+		       (!READ_ONCE(req->pfq.count) && srnic_pf_pending(qp));
+	}
+	spin_unlock_bh(&req->lock);
+	if (!idle)
+		return false;
+	srnic_counter_inc(to_sdev(qp->ibqp.device), SRNIC_CNT_DOORBELL_FETCH);
+	if (srnic_req_ring_check(qp))
+		return true;
+	if (wake && !srnic_gate_serve_now(qp))
+		srnic_req_kick(qp);
+	return true;
+}
+
 /**
  * srnic_post_send() - the send doorbell
  * @ibqp: the QP
@@ -300,8 +340,11 @@ void srnic_req_doorbell(struct srnic_qp *qp)
  * @bad_wr: the first request not posted
  *
  * Kernel requests are written into the QP's ring, exactly as librxe
- * writes a user QP's. Either way the doorbell only schedules the
- * prefetch stage: no packet is built in the caller's context.
+ * writes a user QP's. Either way the doorbell schedules the prefetch
+ * stage, or, for a QP with nothing in flight, runs it and wakes the QP at
+ * its gate (srnic_doorbell_idle()): no packet is built in the caller's
+ * context unless the QP's gate engine runs on this CPU when bottom halves
+ * come back on.
  *
  * Context: any, never sleeps, for kernel QPs; process context for user
  * QPs (a refused doorbell takes state_lock to discard what it covered).
@@ -338,7 +381,8 @@ int srnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		}
 		spin_unlock_irqrestore(&qp->sq.lock, flags);
 	}
-	srnic_req_doorbell(qp);
+	if (!srnic_doorbell_idle(qp))
+		srnic_req_doorbell(qp);
 	return err;
 }
 

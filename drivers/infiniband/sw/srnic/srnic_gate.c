@@ -207,6 +207,16 @@ static void srnic_txgate_ipi(void *info)
  */
 static void srnic_txgate_run(struct srnic_txgate *g)
 {
+	/*
+	 * From process context with bottom halves enabled (the prefetch
+	 * work, a doorbell), a tasklet scheduled bare waits for ksoftirqd:
+	 * a context switch, or a scheduler tick on a busy CPU. Scheduled
+	 * with bottom halves off, it runs on local_bh_enable(), here.
+	 */
+	bool bh = !in_interrupt() && !irqs_disabled();
+
+	if (bh)
+		local_bh_disable();
 	if (g->cpu == get_cpu() || !cpu_online(g->cpu)) {
 		tasklet_schedule(&g->task);
 	} else if (!atomic_xchg(&g->ipi_busy, 1) &&
@@ -216,6 +226,8 @@ static void srnic_txgate_run(struct srnic_txgate *g)
 		tasklet_schedule(&g->task);
 	}
 	put_cpu();
+	if (bh)
+		local_bh_enable();
 }
 
 /**
@@ -326,6 +338,49 @@ static bool srnic_req_serve(struct srnic_qp *qp, struct srnic_gate *gate)
 	if (refetch)
 		srnic_req_doorbell(qp);
 	return more;
+}
+
+/**
+ * srnic_gate_serve_now() - an idle QP's round, on this CPU, now
+ * @qp: the QP, with nothing in flight, its first WQEs just fetched by its
+ *	doorbell
+ *
+ * Waking the gate's engine would cost a tasklet run, and when the QP's
+ * gate is another CPU's an IPI there: for a QP alone at an idle gate the
+ * round runs here instead, with bottom halves off, exactly as the engine
+ * runs it (srnic_gate_claim(): the gate's budget and quantum, and no
+ * second round of the QP anywhere meanwhile; a wake in between puts it
+ * back in the gate when the round ends). Nothing of the QP is in flight,
+ * so no earlier packet of it is queued on another CPU's path to overtake.
+ * Bottom halves come back on before the round ends: what the round sent
+ * into this CPU's receive backlog (a veth peer) is delivered before the
+ * engine may send the QP's next packets from its own CPU.
+ *
+ * Context: any. Only process context with interrupts enabled serves (in
+ * softirq the backlog would wait for the softirq loop): elsewhere it
+ * returns false.
+ * Return: false if it did not serve the QP: the caller kicks it.
+ */
+bool srnic_gate_serve_now(struct srnic_qp *qp)
+{
+	struct srnic_txgate *g = per_cpu_ptr(to_sdev(qp->ibqp.device)->txgates,
+					     qp->tx_cpu);
+	bool more;
+
+	if (in_interrupt() || irqs_disabled() || READ_ONCE(qp->dead))
+		return false;
+	local_bh_disable();
+	if (!srnic_gate_claim(&g->gate, &qp->gq)) {
+		local_bh_enable();
+		return false;
+	}
+	more = srnic_req_serve(qp, &g->gate);
+	local_bh_enable();
+	srnic_gate_done(&g->gate, &qp->gq, more);
+	/* The QP back in the gate (more to send, or woken meanwhile). */
+	if (srnic_gate_pending(&g->gate))
+		srnic_txgate_run(g);
+	return true;
 }
 
 /*

@@ -172,6 +172,46 @@ bool srnic_gate_pending(struct srnic_gate *gate)
 }
 EXPORT_SYMBOL_IF_KUNIT(srnic_gate_pending);
 
+/*
+ * Start a round of @gq, as srnic_gate_pick() does. Caller holds the lock.
+ */
+static void srnic_gate_start_round(struct srnic_gate *gate,
+				   struct srnic_gate_qp *gq)
+{
+	gq->running = true;
+	gq->sent = 0;
+	if (gate->policy == SRNIC_GATE_DRR)
+		gq->deficit += gate->quantum;
+	gate->rounds++;
+}
+
+/**
+ * srnic_gate_claim() - serve an idle QP at an idle gate now
+ * @gate: the gate
+ * @gq: the QP
+ *
+ * For a caller that runs the QP's round itself instead of waking the
+ * gate's engine: granted only if no QP waits in the gate (the caller
+ * cuts no line) and @gq is neither waiting nor being served (one round of
+ * a QP at a time). The round is the engine's: the same budget and
+ * quantum, counted in @gate's rounds, ended by srnic_gate_done().
+ *
+ * Context: any but hard interrupt; never sleeps.
+ * Return: true if the round is the caller's.
+ */
+bool srnic_gate_claim(struct srnic_gate *gate, struct srnic_gate_qp *gq)
+{
+	bool ok;
+
+	spin_lock_bh(&gate->lock);
+	ok = !gq->queued && !gq->running && list_empty(&gate->active);
+	if (ok)
+		srnic_gate_start_round(gate, gq);
+	spin_unlock_bh(&gate->lock);
+	return ok;
+}
+EXPORT_SYMBOL_IF_KUNIT(srnic_gate_claim);
+
 /**
  * srnic_gate_pick() - the QP to serve next
  * @gate: the gate
@@ -199,11 +239,7 @@ struct srnic_gate_qp *srnic_gate_pick(struct srnic_gate *gate)
 	if (gq) {
 		list_del_init(&gq->node);
 		gq->queued = false;
-		gq->running = true;
-		gq->sent = 0;
-		if (gate->policy == SRNIC_GATE_DRR)
-			gq->deficit += gate->quantum;
-		gate->rounds++;
+		srnic_gate_start_round(gate, gq);
 	}
 	spin_unlock_bh(&gate->lock);
 	return gq;

@@ -74,6 +74,7 @@ void srnic_gate_qp_init(struct srnic_gate_qp *gq, u8 prio);
 bool srnic_gate_wake(struct srnic_gate *gate, struct srnic_gate_qp *gq);
 bool srnic_gate_remove(struct srnic_gate *gate, struct srnic_gate_qp *gq);
 bool srnic_gate_pending(struct srnic_gate *gate);
+bool srnic_gate_claim(struct srnic_gate *gate, struct srnic_gate_qp *gq);
 struct srnic_gate_qp *srnic_gate_pick(struct srnic_gate *gate);
 bool srnic_gate_may_send(struct srnic_gate *gate, struct srnic_gate_qp *gq);
 void srnic_gate_sent(struct srnic_gate_qp *gq, u32 bytes);

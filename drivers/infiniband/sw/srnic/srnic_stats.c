@@ -42,6 +42,7 @@ static const struct rdma_stat_desc srnic_counter_descs[] = {
 	[SRNIC_CNT_UD_NO_RWQE].name = "ud_no_recv_wqe",
 	[SRNIC_CNT_UC_DROPPED].name = "uc_msgs_dropped",
 	[SRNIC_CNT_DGID_ERR].name = "rcvd_dgid_err",
+	[SRNIC_CNT_DOORBELL_FETCH].name = "doorbell_fetches",
 	[SRNIC_STAT_PF_FETCHED].name = "prefetch_fetched",
 	[SRNIC_STAT_PF_IN_USE].name = "prefetch_slots_in_use",
 	[SRNIC_STAT_PF_STALLS].name = "prefetch_stalls",
