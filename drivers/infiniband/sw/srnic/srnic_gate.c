@@ -350,8 +350,10 @@ static bool srnic_req_serve(struct srnic_qp *qp, struct srnic_gate *gate)
  * round runs here instead, with bottom halves off, exactly as the engine
  * runs it (srnic_gate_claim(): the gate's budget and quantum, and no
  * second round of the QP anywhere meanwhile; a wake in between puts it
- * back in the gate when the round ends). Nothing of the QP is in flight,
- * so no earlier packet of it is queued on another CPU's path to overtake.
+ * back in the gate when the round ends). Nothing of an RC QP is in flight
+ * (all acknowledged), so no earlier packet of it is queued on another
+ * CPU's path to overtake; UC and UD QPs are served here only on their
+ * gate's CPU.
  * Bottom halves come back on before the round ends: what the round sent
  * into this CPU's receive backlog (a veth peer) is delivered before the
  * engine may send the QP's next packets from its own CPU.
@@ -370,7 +372,13 @@ bool srnic_gate_serve_now(struct srnic_qp *qp)
 	if (in_interrupt() || irqs_disabled() || READ_ONCE(qp->dead))
 		return false;
 	local_bh_disable();
-	if (!srnic_gate_claim(&g->gate, &qp->gq)) {
+	/*
+	 * UC and UD acknowledge nothing: their last packets may still wait
+	 * on the gate CPU's path, so they take the round only there.
+	 */
+	if ((qp->ibqp.qp_type != IB_QPT_RC &&
+	     qp->tx_cpu != smp_processor_id()) ||
+	    !srnic_gate_claim(&g->gate, &qp->gq)) {
 		local_bh_enable();
 		return false;
 	}
