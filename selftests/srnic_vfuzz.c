@@ -993,9 +993,13 @@ static bool make_send_wr(struct fuzz *f, int q, struct ibv_send_wr *wr,
 
 			if (sge[i].length > room)
 				sge[i].length = room;
-			/* The library reads it: in the arena, all of it. */
-			if (sge[i].addr < lo ||
-			    sge[i].addr + sge[i].length > lo + ARENA_LEN)
+			/*
+			 * The library reads it: in the arena, all of it. No
+			 * sum that can wrap: a zero-length MR may sit at any
+			 * address, 0xffffffffffffffff too.
+			 */
+			if (sge[i].addr < lo || sge[i].addr > lo + ARENA_LEN ||
+			    sge[i].length > lo + ARENA_LEN - sge[i].addr)
 				sge[i].addr = lo;
 			room -= sge[i].length;
 		}
@@ -1025,8 +1029,13 @@ static bool make_send_wr(struct fuzz *f, int q, struct ibv_send_wr *wr,
 		wr->wr.atomic.remote_addr = wr->wr.rdma.remote_addr;
 		wr->wr.atomic.compare_add = rnd(f);
 		wr->wr.atomic.swap = rnd(f);
-		if (valid && n)
+		if (valid && n) {
 			sge[0].length = 8;
+			/* Inline, the library reads those 8 bytes too. */
+			if ((flags & IBV_SEND_INLINE) &&
+			    sge[0].addr > (uintptr_t)f->arena + ARENA_LEN - 8)
+				sge[0].addr = (uintptr_t)f->arena;
+		}
 		break;
 	case IBV_WR_LOCAL_INV:
 	case IBV_WR_SEND_WITH_INV:
