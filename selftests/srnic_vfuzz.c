@@ -417,6 +417,17 @@ static __u8 *arena_span(struct fuzz *f, size_t max, size_t *len)
 	return f->arena + off;
 }
 
+/*
+ * [@addr, @addr + @len) lies in the arena. No sum that can wrap: a
+ * zero-length MR may sit at any address, 0xffffffffffffffff too.
+ */
+static bool in_arena(struct fuzz *f, __u64 addr, __u64 len)
+{
+	__u64 lo = (uintptr_t)f->arena, hi = lo + ARENA_LEN;
+
+	return addr >= lo && addr <= hi && len <= hi - addr;
+}
+
 /* Memory no MR may pin: not mapped, not canonical, the guard page. */
 static __u64 bad_address(struct fuzz *f)
 {
@@ -993,13 +1004,8 @@ static bool make_send_wr(struct fuzz *f, int q, struct ibv_send_wr *wr,
 
 			if (sge[i].length > room)
 				sge[i].length = room;
-			/*
-			 * The library reads it: in the arena, all of it. No
-			 * sum that can wrap: a zero-length MR may sit at any
-			 * address, 0xffffffffffffffff too.
-			 */
-			if (sge[i].addr < lo || sge[i].addr > lo + ARENA_LEN ||
-			    sge[i].length > lo + ARENA_LEN - sge[i].addr)
+			/* The library reads it: in the arena, all of it. */
+			if (!in_arena(f, sge[i].addr, sge[i].length))
 				sge[i].addr = lo;
 			room -= sge[i].length;
 		}
@@ -1033,7 +1039,7 @@ static bool make_send_wr(struct fuzz *f, int q, struct ibv_send_wr *wr,
 			sge[0].length = 8;
 			/* Inline, the library reads those 8 bytes too. */
 			if ((flags & IBV_SEND_INLINE) &&
-			    sge[0].addr > (uintptr_t)f->arena + ARENA_LEN - 8)
+			    !in_arena(f, sge[0].addr, 8))
 				sge[0].addr = (uintptr_t)f->arena;
 		}
 		break;
