@@ -86,7 +86,8 @@ tunables() {
 		  "prefetch_slots 12abc" "prefetch_per_qp_cap 0" \
 		  "prefetch_per_qp_cap 5000" "prefetch_lookahead 0" \
 		  "prefetch_fence_ahead -1" "tx_gate_policy fifo" \
-		  "tx_gate_policy drr2"; do
+		  "tx_gate_policy drr2" "doorbell_run_max 2147483649" \
+		  "doorbell_run_max -1" "doorbell_run_max 4k"; do
 		read -r k v <<<"$kv"
 		before=$(cat "$d/$k")
 		err=$( { echo "$v" >"$d/$k"; } 2>&1)
@@ -101,7 +102,8 @@ tunables() {
 		  "tx_gate_policy strict" "tx_gate_policy rr" \
 		  "tx_gate_policy drr" "prefetch_fence_ahead 4" \
 		  "prefetch_lookahead 64" "prefetch_per_qp_cap 64" \
-		  "prefetch_slots 1024"; do
+		  "prefetch_slots 1024" "doorbell_run_max 0" \
+		  "doorbell_run_max 2147483648" "doorbell_run_max 4096"; do
 		read -r k v <<<"$kv"
 		if ! echo "$v" >"$d/$k" || [ "$(cat "$d/$k")" != "$v" ]; then
 			ktap_print_msg "$k <- $v: refused or reads $(cat "$d/$k")"
@@ -109,7 +111,8 @@ tunables() {
 		fi
 	done
 	ktap_print_msg "$(for k in prefetch_slots prefetch_per_qp_cap \
-		prefetch_lookahead prefetch_fence_ahead tx_gate_policy; do
+		prefetch_lookahead prefetch_fence_ahead tx_gate_policy \
+		doorbell_run_max; do
 		printf '%s=%s ' "$k" "$(cat "$d/$k")"; done)"
 	return $bad
 }

@@ -136,6 +136,9 @@ struct srnic_txgate {
  *	gates' policy (sysfs)
  * @txgates: the transmit gates, one per CPU
  * @gate_policy: their policy
+ * @doorbell_run_max: the largest message (bytes) an idle QP's doorbell
+ *	transmits on the posting CPU (srnic_doorbell_idle()); a larger one
+ *	goes to the gate's engine and the doorbell returns at once (sysfs)
  * @atomic_lock: makes each atomic operation atomic with respect to every
  *	other one the device executes, whichever QP it arrives on
  * @counters: hardware counters
@@ -179,6 +182,7 @@ struct srnic_dev {
 	struct mutex pool_cfg_lock;	/* see above */
 	struct srnic_txgate __percpu *txgates;
 	enum srnic_gate_policy gate_policy;
+	u32 doorbell_run_max;
 	spinlock_t atomic_lock;	/* see above */
 
 	atomic64_t counters[SRNIC_NUM_COUNTERS];
@@ -831,6 +835,7 @@ int srnic_set_gate_policy(struct srnic_dev *sdev,
 u64 srnic_gate_rounds(struct srnic_dev *sdev);
 int srnic_req_pick_cpu(void);
 void srnic_req_kick(struct srnic_qp *qp);
+void srnic_req_kick_later(struct srnic_qp *qp);
 bool srnic_gate_serve_now(struct srnic_qp *qp);
 void srnic_qp_quiesce(struct srnic_qp *qp);
 

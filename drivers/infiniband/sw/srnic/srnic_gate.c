@@ -41,6 +41,17 @@ MODULE_PARM_DESC(tx_budget, "most packets a QP sends per transmit gate round (de
  */
 #define SRNIC_GATE_ROUNDS	16
 
+/*
+ * The largest message an idle QP's doorbell sends itself, by default
+ * (sysfs doorbell_run_max): one page, a packet at path MTU 4096. The
+ * round trip of a larger one (packets built here, then received, placed
+ * and acknowledged in this CPU's softirq when bottom halves come back on)
+ * would hold the poster for as long as the transfer takes: a process
+ * posting a thousand 64 KiB messages before it polls would post them one
+ * transfer at a time.
+ */
+#define SRNIC_DOORBELL_RUN_MAX	4096
+
 static void srnic_txgate_task(struct tasklet_struct *t);
 static void srnic_txgate_ipi(void *info);
 
@@ -72,6 +83,7 @@ int srnic_dp_dev_init(struct srnic_dev *sdev)
 	spin_lock_init(&sdev->atomic_lock);
 	mutex_init(&sdev->pool_cfg_lock);
 	sdev->gate_policy = SRNIC_GATE_DRR;
+	sdev->doorbell_run_max = SRNIC_DOORBELL_RUN_MAX;
 	sdev->txgates = alloc_percpu(struct srnic_txgate);
 	if (!sdev->txgates)
 		return -ENOMEM;
@@ -204,16 +216,16 @@ static void srnic_txgate_ipi(void *info)
  * IPI. A request already on its way (@ipi_busy) covers this kick too: its
  * handler has not scheduled the engine yet, or has and the engine has not
  * run yet (it cannot while the handler holds that CPU).
+ *
+ * @now: from process context with bottom halves enabled (the prefetch
+ * work, a doorbell), a tasklet scheduled bare waits for ksoftirqd or the
+ * next interrupt; scheduled with bottom halves off, it runs on
+ * local_bh_enable(), here, before the caller goes on. @now picks the
+ * second; a doorbell that must return at once picks the first.
  */
-static void srnic_txgate_run(struct srnic_txgate *g)
+static void srnic_txgate_run(struct srnic_txgate *g, bool now)
 {
-	/*
-	 * From process context with bottom halves enabled (the prefetch
-	 * work, a doorbell), a tasklet scheduled bare waits for ksoftirqd:
-	 * a context switch, or a scheduler tick on a busy CPU. Scheduled
-	 * with bottom halves off, it runs on local_bh_enable(), here.
-	 */
-	bool bh = !in_interrupt() && !irqs_disabled();
+	bool bh = now && !in_interrupt() && !irqs_disabled();
 
 	if (bh)
 		local_bh_disable();
@@ -228,6 +240,17 @@ static void srnic_txgate_run(struct srnic_txgate *g)
 	put_cpu();
 	if (bh)
 		local_bh_enable();
+}
+
+static void __srnic_req_kick(struct srnic_qp *qp, bool now)
+{
+	struct srnic_txgate *g;
+
+	if (READ_ONCE(qp->dead))
+		return;
+	g = per_cpu_ptr(to_sdev(qp->ibqp.device)->txgates, qp->tx_cpu);
+	if (srnic_gate_wake(&g->gate, &qp->gq))
+		srnic_txgate_run(g, now);
 }
 
 /**
@@ -245,13 +268,23 @@ static void srnic_txgate_run(struct srnic_txgate *g)
  */
 void srnic_req_kick(struct srnic_qp *qp)
 {
-	struct srnic_txgate *g;
+	__srnic_req_kick(qp, true);
+}
 
-	if (READ_ONCE(qp->dead))
-		return;
-	g = per_cpu_ptr(to_sdev(qp->ibqp.device)->txgates, qp->tx_cpu);
-	if (srnic_gate_wake(&g->gate, &qp->gq))
-		srnic_txgate_run(g);
+/**
+ * srnic_req_kick_later() - wake a QP at its gate, not in this context
+ * @qp: the QP
+ *
+ * As srnic_req_kick(), but from process context the engine does not run
+ * before this returns: it runs in ksoftirqd, on the next interrupt, or on
+ * the gate's CPU. For a doorbell handing on a message too large to send
+ * while the poster waits.
+ *
+ * Context: any but hard interrupt.
+ */
+void srnic_req_kick_later(struct srnic_qp *qp)
+{
+	__srnic_req_kick(qp, false);
 }
 
 /* Account the packets queued on @out from @from on to the QP's round. */
@@ -385,9 +418,13 @@ bool srnic_gate_serve_now(struct srnic_qp *qp)
 	more = srnic_req_serve(qp, &g->gate);
 	local_bh_enable();
 	srnic_gate_done(&g->gate, &qp->gq, more);
-	/* The QP back in the gate (more to send, or woken meanwhile). */
+	/*
+	 * The QP back in the gate: woken meanwhile (an ACK), served here at
+	 * once; more to send than a round, served by the engine while the
+	 * poster goes on.
+	 */
 	if (srnic_gate_pending(&g->gate))
-		srnic_txgate_run(g);
+		srnic_txgate_run(g, !more);
 	return true;
 }
 

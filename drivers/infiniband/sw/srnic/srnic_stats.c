@@ -256,12 +256,48 @@ static ssize_t tx_gate_policy_store(struct device *dev,
 }
 static DEVICE_ATTR_RW(tx_gate_policy);
 
+/*
+ * The largest message (bytes) an idle QP's doorbell transmits on the
+ * posting CPU; 0: every doorbell hands its WQEs on. At most the largest
+ * message, 2^31 bytes: -EINVAL beyond.
+ */
+static ssize_t doorbell_run_max_show(struct device *dev,
+				     struct device_attribute *attr, char *buf)
+{
+	struct srnic_dev *sdev = rdma_device_to_drv_device(dev,
+							   struct srnic_dev,
+							   ibdev);
+
+	return sysfs_emit(buf, "%u\n", READ_ONCE(sdev->doorbell_run_max));
+}
+
+static ssize_t doorbell_run_max_store(struct device *dev,
+				      struct device_attribute *attr,
+				      const char *buf, size_t count)
+{
+	struct srnic_dev *sdev = rdma_device_to_drv_device(dev,
+							   struct srnic_dev,
+							   ibdev);
+	u32 v;
+	int err;
+
+	err = kstrtou32(buf, 0, &v);
+	if (err)
+		return err;
+	if (v > SRNIC_MAX_MSG_SIZE)
+		return -EINVAL;
+	WRITE_ONCE(sdev->doorbell_run_max, v);
+	return count;
+}
+static DEVICE_ATTR_RW(doorbell_run_max);
+
 static struct attribute *srnic_attrs[] = {
 	&dev_attr_prefetch_slots.attr,
 	&dev_attr_prefetch_per_qp_cap.attr,
 	&dev_attr_prefetch_lookahead.attr,
 	&dev_attr_prefetch_fence_ahead.attr,
 	&dev_attr_tx_gate_policy.attr,
+	&dev_attr_doorbell_run_max.attr,
 	NULL
 };
 
