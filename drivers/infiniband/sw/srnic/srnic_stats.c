@@ -142,6 +142,12 @@ int srnic_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
  * out of range (slots 1..1048576, 1 <= per-QP cap <= slots, lookahead
  * >= 1), -EBUSY to resize the pool while WQEs sit in it.
  */
+/* The srnic device behind one of its sysfs files. */
+static struct srnic_dev *srnic_dev_of(struct device *dev)
+{
+	return rdma_device_to_drv_device(dev, struct srnic_dev, ibdev);
+}
+
 enum srnic_pool_knob {
 	SRNIC_KNOB_SLOTS,
 	SRNIC_KNOB_PER_QP_CAP,
@@ -166,9 +172,7 @@ static u32 *srnic_knob(struct srnic_pool_cfg *cfg, enum srnic_pool_knob k)
 static ssize_t srnic_knob_show(struct device *dev, char *buf,
 			       enum srnic_pool_knob k)
 {
-	struct srnic_dev *sdev = rdma_device_to_drv_device(dev,
-							   struct srnic_dev,
-							   ibdev);
+	struct srnic_dev *sdev = srnic_dev_of(dev);
 	struct srnic_pool_cfg cfg;
 
 	spin_lock_bh(&sdev->pool.lock);
@@ -180,9 +184,7 @@ static ssize_t srnic_knob_show(struct device *dev, char *buf,
 static ssize_t srnic_knob_store(struct device *dev, const char *buf,
 				size_t count, enum srnic_pool_knob k)
 {
-	struct srnic_dev *sdev = rdma_device_to_drv_device(dev,
-							   struct srnic_dev,
-							   ibdev);
+	struct srnic_dev *sdev = srnic_dev_of(dev);
 	struct srnic_pool_cfg cfg;
 	u32 v;
 	int err;
@@ -227,9 +229,7 @@ SRNIC_KNOB_ATTR(prefetch_fence_ahead, SRNIC_KNOB_FENCE_AHEAD);
 static ssize_t tx_gate_policy_show(struct device *dev,
 				   struct device_attribute *attr, char *buf)
 {
-	struct srnic_dev *sdev = rdma_device_to_drv_device(dev,
-							   struct srnic_dev,
-							   ibdev);
+	struct srnic_dev *sdev = srnic_dev_of(dev);
 
 	return sysfs_emit(buf, "%s\n",
 			  srnic_gate_policy_name(READ_ONCE(sdev->gate_policy)));
@@ -239,9 +239,7 @@ static ssize_t tx_gate_policy_store(struct device *dev,
 				    struct device_attribute *attr,
 				    const char *buf, size_t count)
 {
-	struct srnic_dev *sdev = rdma_device_to_drv_device(dev,
-							   struct srnic_dev,
-							   ibdev);
+	struct srnic_dev *sdev = srnic_dev_of(dev);
 	enum srnic_gate_policy p;
 	int err = -EINVAL;
 
@@ -264,9 +262,7 @@ static DEVICE_ATTR_RW(tx_gate_policy);
 static ssize_t doorbell_run_max_show(struct device *dev,
 				     struct device_attribute *attr, char *buf)
 {
-	struct srnic_dev *sdev = rdma_device_to_drv_device(dev,
-							   struct srnic_dev,
-							   ibdev);
+	struct srnic_dev *sdev = srnic_dev_of(dev);
 
 	return sysfs_emit(buf, "%u\n", READ_ONCE(sdev->doorbell_run_max));
 }
@@ -275,9 +271,7 @@ static ssize_t doorbell_run_max_store(struct device *dev,
 				      struct device_attribute *attr,
 				      const char *buf, size_t count)
 {
-	struct srnic_dev *sdev = rdma_device_to_drv_device(dev,
-							   struct srnic_dev,
-							   ibdev);
+	struct srnic_dev *sdev = srnic_dev_of(dev);
 	u32 v;
 	int err;
 
