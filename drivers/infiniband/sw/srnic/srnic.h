@@ -812,6 +812,17 @@ int srnic_xmit(struct srnic_qp *qp, struct sk_buff *skb);
 void srnic_rx(struct srnic_dev *sdev, struct sk_buff *skb);
 
 /* srnic_doorbell.c: the doorbell and the prefetch stage */
+/*
+ * The largest message an idle QP's doorbell sends itself, by default
+ * (each device's doorbell_run_max, in sysfs): one page, a packet at path
+ * MTU 4096. The round trip of a larger one (packets built here, then
+ * received, placed and acknowledged in this CPU's softirq when bottom
+ * halves come back on) would hold the poster for as long as the transfer
+ * takes: a process posting a thousand 64 KiB messages before it polls
+ * would post them one transfer at a time.
+ */
+#define SRNIC_DOORBELL_RUN_MAX	4096
+
 int srnic_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 		    const struct ib_send_wr **bad_wr);
 int srnic_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,

@@ -293,9 +293,20 @@ void srnic_req_doorbell(struct srnic_qp *qp)
 }
 
 /*
- * The doorbell of a QP with nothing in flight (nothing fetched, issued
- * and unsent, or unacknowledged; the prefetch work not pending): no other
- * stage holds work of it, so handing the WQEs to the prefetch work would
+ * Nothing of the QP in flight: nothing fetched, nothing issued and
+ * unsent, nothing unacknowledged, the prefetch work not pending. Read
+ * without req.lock it is a hint; under it, the answer.
+ */
+static bool srnic_req_quiet(const struct srnic_req *req)
+{
+	return READ_ONCE(req->cur) == READ_ONCE(req->issue) &&
+	       READ_ONCE(req->una) == READ_ONCE(req->max_psn) &&
+	       !READ_ONCE(req->pfq.count) && !work_pending(&req->pf_work);
+}
+
+/*
+ * The doorbell of a QP with nothing in flight (srnic_req_quiet()): no
+ * other stage holds work of it, so handing the WQEs to the prefetch work would
  * only add a kworker's wake-up, a context switch away from the poster.
  * The doorbell runs the prefetch stage itself, once, and, if the first
  * WQE is a small message (at most the device's doorbell_run_max bytes),
@@ -324,15 +335,11 @@ static bool srnic_doorbell_idle(struct srnic_qp *qp)
 	 * doorbell under load. The unlocked look is a hint; idleness is
 	 * decided under the lock.
 	 */
-	if (READ_ONCE(req->cur) != READ_ONCE(req->issue) ||
-	    READ_ONCE(req->una) != READ_ONCE(req->max_psn) ||
-	    READ_ONCE(req->pfq.count) || work_pending(&req->pf_work))
+	if (!srnic_req_quiet(req))
 		return false;
 	spin_lock_bh(&req->lock);
 	idle = READ_ONCE(qp->state) == IB_QPS_RTS && !req->bad_wqe &&
-	       !req->flushing && req->cur == req->issue &&
-	       req->una == req->max_psn && !READ_ONCE(req->pfq.count) &&
-	       !work_pending(&req->pf_work);
+	       !req->flushing && srnic_req_quiet(req);
 	if (idle) {
 		n = srnic_req_fetch(qp);
 		wake = n != 0 ||

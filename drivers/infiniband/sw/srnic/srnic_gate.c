@@ -41,17 +41,6 @@ MODULE_PARM_DESC(tx_budget, "most packets a QP sends per transmit gate round (de
  */
 #define SRNIC_GATE_ROUNDS	16
 
-/*
- * The largest message an idle QP's doorbell sends itself, by default
- * (sysfs doorbell_run_max): one page, a packet at path MTU 4096. The
- * round trip of a larger one (packets built here, then received, placed
- * and acknowledged in this CPU's softirq when bottom halves come back on)
- * would hold the poster for as long as the transfer takes: a process
- * posting a thousand 64 KiB messages before it polls would post them one
- * transfer at a time.
- */
-#define SRNIC_DOORBELL_RUN_MAX	4096
-
 static void srnic_txgate_task(struct tasklet_struct *t);
 static void srnic_txgate_ipi(void *info);
 

@@ -136,18 +136,18 @@ int srnic_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 	return 0;
 }
 
-/*
- * The pool's tunables, one file each: read the value, write a new one.
- * A write is checked whole by srnic_pool_set_cfg(): -EINVAL for a value
- * out of range (slots 1..1048576, 1 <= per-QP cap <= slots, lookahead
- * >= 1), -EBUSY to resize the pool while WQEs sit in it.
- */
 /* The srnic device behind one of its sysfs files. */
 static struct srnic_dev *srnic_dev_of(struct device *dev)
 {
 	return rdma_device_to_drv_device(dev, struct srnic_dev, ibdev);
 }
 
+/*
+ * The pool's tunables, one file each: read the value, write a new one.
+ * A write is checked whole by srnic_pool_set_cfg(): -EINVAL for a value
+ * out of range (slots 1..1048576, 1 <= per-QP cap <= slots, lookahead
+ * >= 1), -EBUSY to resize the pool while WQEs sit in it.
+ */
 enum srnic_pool_knob {
 	SRNIC_KNOB_SLOTS,
 	SRNIC_KNOB_PER_QP_CAP,
