@@ -495,7 +495,7 @@ static void srnic_fuzz_rx(struct kunit *test)
 		skb_set_transport_header(skb, hlen - sizeof(struct udphdr));
 		rcu_read_lock();
 		local_bh_disable();
-		srnic_rx(dev[0].sdev, skb);
+		srnic_rx(dev[0].sdev, skb, false);
 		local_bh_enable();
 		rcu_read_unlock();
 

@@ -809,7 +809,7 @@ u8 *srnic_build_send(struct srnic_qp *qp, struct sk_buff_head *out,
 int srnic_xmit(struct srnic_qp *qp, struct sk_buff *skb);
 
 /* srnic_rx.c: validated receive */
-void srnic_rx(struct srnic_dev *sdev, struct sk_buff *skb);
+void srnic_rx(struct srnic_dev *sdev, struct sk_buff *skb, bool local);
 
 /* srnic_doorbell.c: the doorbell and the prefetch stage */
 /*

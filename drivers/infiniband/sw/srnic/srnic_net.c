@@ -63,7 +63,7 @@ static int srnic_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 		kfree_skb(skb);
 		return 0;
 	}
-	srnic_rx(sdev, skb);
+	srnic_rx(sdev, skb, false);
 	rcu_read_unlock();
 	return 0;
 }
@@ -210,8 +210,9 @@ static struct dst_entry *srnic_route6(struct dst_cache *cache,
  *
  * Adds UDP (source port: the QP's flow entropy) and IPv4 or IPv6
  * headers, computes the ICRC over the final headers, and sends through
- * the route to the destination. A packet to one of the device's own
- * addresses (two QPs of one device) goes straight to the receive path.
+ * the route to the destination. A packet to an address of this host (two
+ * QPs of one device, or two devices of one namespace) goes straight to
+ * the receive path, without an ICRC: it never leaves the kernel.
  *
  * Context: any, never under a QP lock (loopback re-enters srnic_rx()).
  * Return: 0 or -errno (the packet is dropped and counted; the
@@ -306,18 +307,23 @@ int srnic_xmit(struct srnic_qp *qp, struct sk_buff *skb)
 		memcpy(&ip6h->daddr, av->dgid.raw, sizeof(ip6h->daddr));
 		skb->protocol = htons(ETH_P_IPV6);
 	}
-	put_unaligned_le32(srnic_icrc(skb_network_header(skb),
-				      skb->len - SRNIC_ICRC_SIZE),
-			   skb_tail_pointer(skb) - SRNIC_ICRC_SIZE);
 	srnic_counter_inc(sdev, SRNIC_CNT_SENT_PKTS);
 
 	if (dst->dev->flags & IFF_LOOPBACK) {
-		/* To ourselves: receive it as if it came in on the netdev. */
+		/*
+		 * To ourselves: receive it as if it came in on the netdev.
+		 * It never leaves the kernel, so no ICRC is computed here
+		 * or checked there (the room holds zeroes).
+		 */
+		put_unaligned_le32(0, skb_tail_pointer(skb) - SRNIC_ICRC_SIZE);
 		rcu_read_lock();
-		srnic_rx(sdev, skb);
+		srnic_rx(sdev, skb, true);
 		rcu_read_unlock();
 		return 0;
 	}
+	put_unaligned_le32(srnic_icrc(skb_network_header(skb),
+				      skb->len - SRNIC_ICRC_SIZE),
+			   skb_tail_pointer(skb) - SRNIC_ICRC_SIZE);
 	if (v4)
 		err = ip_local_out(sdev->net, sdev->sn->sock4->sk, skb);
 	else

@@ -69,10 +69,15 @@ static bool srnic_rx_transport_ok(const struct srnic_qp *qp, u8 transport)
  * srnic_rx() - receive one RoCEv2 packet
  * @sdev: the device it arrived on
  * @skb: the packet, linear, network and transport headers set; consumed
+ * @local: built by srnic_xmit() for an address of this host and handed
+ *	over without leaving the kernel (the loopback route): its ICRC was
+ *	not computed and is not checked, as an RNIC's internal loopback
+ *	does not put a packet on the wire. Every other check stays. A
+ *	packet from the network stack is never @local.
  *
  * Context: softirq, under rcu_read_lock().
  */
-void srnic_rx(struct srnic_dev *sdev, struct sk_buff *skb)
+void srnic_rx(struct srnic_dev *sdev, struct sk_buff *skb, bool local)
 {
 	const struct udphdr *uh = udp_hdr(skb);
 	const u8 *l3 = skb_network_header(skb);
@@ -111,7 +116,7 @@ void srnic_rx(struct srnic_dev *sdev, struct sk_buff *skb)
 	perr = srnic_pkt_parse(&pkt, bth, len);
 	if (perr)
 		goto malformed;
-	if (srnic_icrc(l3, bth + len - SRNIC_ICRC_SIZE - l3) !=
+	if (!local && srnic_icrc(l3, bth + len - SRNIC_ICRC_SIZE - l3) !=
 	    get_unaligned_le32(bth + len - SRNIC_ICRC_SIZE)) {
 		srnic_counter_inc(sdev, SRNIC_CNT_ICRC_ERR);
 		goto drop;
