@@ -72,17 +72,43 @@ static int srnic_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
 #define SRNIC_HEADROOM	(LL_MAX_HEADER + sizeof(struct ipv6hdr) + \
 			 sizeof(struct udphdr))
 
+/*
+ * The largest buffer taken from the per-CPU page fragment cache: a packet
+ * at MTU 4096 with its headers and struct skb_shared_info (about 4.7 KiB)
+ * fits.
+ */
+#define SRNIC_SKB_FRAG_MAX	(2 * PAGE_SIZE)
+
 /**
  * srnic_skb_alloc() - a packet buffer for a RoCEv2 transport packet
  * @len: bytes from the BTH to the end of the ICRC
+ *
+ * The buffer is linear, its head a fragment of the CPU's page fragment
+ * cache (what network drivers receive into): a pointer bump, where
+ * alloc_skb() would take a kmalloc-2k object for a packet at MTU 1024 and
+ * a kmalloc-8k one at MTU 4096. alloc_skb() when the cache has no room
+ * (no higher-order page to refill it with).
  *
  * Context: any; never sleeps.
  * Return: the buffer, @len bytes long, data at the BTH; NULL if no memory.
  */
 struct sk_buff *srnic_skb_alloc(u32 len)
 {
-	struct sk_buff *skb = alloc_skb(SRNIC_HEADROOM + len, GFP_ATOMIC);
+	unsigned int size = SKB_DATA_ALIGN(SRNIC_HEADROOM + len) +
+			    SKB_DATA_ALIGN(sizeof(struct skb_shared_info));
+	struct sk_buff *skb = NULL;
+	void *data;
 
+	if (size <= SRNIC_SKB_FRAG_MAX) {
+		data = netdev_alloc_frag(size);
+		if (data) {
+			skb = build_skb(data, size);
+			if (!skb)
+				skb_free_frag(data);
+		}
+	}
+	if (!skb)
+		skb = alloc_skb(SRNIC_HEADROOM + len, GFP_ATOMIC);
 	if (!skb)
 		return NULL;
 	skb_reserve(skb, SRNIC_HEADROOM);
