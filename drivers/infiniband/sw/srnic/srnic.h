@@ -803,6 +803,7 @@ static inline bool srnic_op_is_rd_atomic(u32 wr_opcode)
 
 /* srnic_net.c: the wire */
 struct sk_buff *srnic_skb_alloc(u32 len);
+void srnic_skb_consume(struct sk_buff *skb);
 struct sk_buff *srnic_pkt_skb(struct srnic_pkt *pkt, u32 paylen, u8 **data);
 u8 *srnic_build_send(struct srnic_qp *qp, struct sk_buff_head *out,
 		     struct srnic_pkt *pkt, u32 paylen);

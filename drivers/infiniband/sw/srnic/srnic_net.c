@@ -79,6 +79,35 @@ static int srnic_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
  */
 #define SRNIC_SKB_FRAG_MAX	(2 * PAGE_SIZE)
 
+/*
+ * Bottom halves off, outside hard interrupts, interrupts on: the CPU's
+ * NAPI caches (page fragments, sk_buff heads) are this context's alone,
+ * as in a NAPI poll. The transmit engine, the doorbell's inline round and
+ * the receive path run so.
+ */
+static bool srnic_napi_ctx(void)
+{
+	return in_softirq() && !in_hardirq() && !irqs_disabled();
+}
+
+/**
+ * srnic_skb_consume() - free a packet that was used, not dropped
+ * @skb: the packet
+ *
+ * In the context srnic_napi_ctx() names, its sk_buff head goes back to the
+ * CPU's cache for the next srnic_skb_alloc(), as a NAPI driver frees a
+ * transmitted packet.
+ *
+ * Context: any.
+ */
+void srnic_skb_consume(struct sk_buff *skb)
+{
+	if (srnic_napi_ctx())
+		napi_consume_skb(skb, 1);
+	else
+		consume_skb(skb);
+}
+
 /**
  * srnic_skb_alloc() - a packet buffer for a RoCEv2 transport packet
  * @len: bytes from the BTH to the end of the ICRC
@@ -86,8 +115,10 @@ static int srnic_udp_encap_recv(struct sock *sk, struct sk_buff *skb)
  * The buffer is linear, its head a fragment of the CPU's page fragment
  * cache (what network drivers receive into): a pointer bump, where
  * alloc_skb() would take a kmalloc-2k object for a packet at MTU 1024 and
- * a kmalloc-8k one at MTU 4096. alloc_skb() when the cache has no room
- * (no higher-order page to refill it with).
+ * a kmalloc-8k one at MTU 4096. With bottom halves off, the NAPI caches:
+ * fragments, and the sk_buff head from the heads srnic_skb_consume()
+ * gave back. alloc_skb() when the cache has no room (no higher-order page
+ * to refill it with).
  *
  * Context: any; never sleeps.
  * Return: the buffer, @len bytes long, data at the BTH; NULL if no memory.
@@ -100,9 +131,12 @@ struct sk_buff *srnic_skb_alloc(u32 len)
 	void *data;
 
 	if (size <= SRNIC_SKB_FRAG_MAX) {
-		data = netdev_alloc_frag(size);
+		bool napi = srnic_napi_ctx();
+
+		data = napi ? napi_alloc_frag(size) : netdev_alloc_frag(size);
 		if (data) {
-			skb = build_skb(data, size);
+			skb = napi ? napi_build_skb(data, size) :
+				     build_skb(data, size);
 			if (!skb)
 				skb_free_frag(data);
 		}

@@ -145,7 +145,7 @@ void srnic_rx(struct srnic_dev *sdev, struct sk_buff *skb, bool local)
 		}
 		if (!srnic_resp_ud_rx(qp, &pkt, bth + pkt.hdr_len, skb))
 			goto drop;
-		consume_skb(skb);
+		srnic_skb_consume(skb);
 		return;
 	}
 	if (!qp->av_valid || !srnic_rx_from_peer(qp, l3))
@@ -156,7 +156,7 @@ void srnic_rx(struct srnic_dev *sdev, struct sk_buff *skb, bool local)
 		srnic_resp_rx(qp, &pkt, bth + pkt.hdr_len);
 	else
 		srnic_comp_rx(qp, &pkt, bth + pkt.hdr_len);
-	consume_skb(skb);
+	srnic_skb_consume(skb);
 	return;
 
 malformed:
