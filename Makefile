@@ -7,6 +7,7 @@
 #   make lint            W=1, sparse and checkpatch --strict, both kernels
 #   make demo            set up, boot a guest, show srnic working
 #   make bench           srnic beside rdma_rxe (perftest), a table of ratios
+#   make bench-twohost   srnic beside rdma_rxe between two guests (6.1, 6.12)
 #   make bench-qps       1 to 1024 active QPs: throughput, prefetch stalls,
 #                        pool slots in use (two pool sizes) beside rdma_rxe
 #   make check           set up, lint, build, every test kind on both
@@ -39,7 +40,7 @@ SRCS := Kbuild kunit/Kbuild \
 	$(shell cd $(TOP) && find drivers include kunit selftests/kmod -name '*.[ch]')
 
 .PHONY: all modules modules-all lint sparse checkpatch doccheck demo check check-full clean deps \
-	selftests-build bench bench-qps
+	selftests-build bench bench-qps bench-twohost
 
 all: modules
 
@@ -94,6 +95,9 @@ bench:
 
 bench-qps:
 	SRNIC_BENCH_MODE=qps $(TOP)/scripts/bench.sh
+
+bench-twohost:
+	SRNIC_BENCH_MODE=twohost $(TOP)/scripts/bench.sh
 
 check:
 	$(TOP)/scripts/check.sh
