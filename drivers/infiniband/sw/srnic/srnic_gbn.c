@@ -267,6 +267,19 @@ static bool srnic_gbn_ack(struct srnic_qp *qp, const struct srnic_pkt *pkt)
 			 */
 			if (req->rnr_wait)
 				return acked;
+			/*
+			 * A NAK overtaken by a later ACK or NAK (it names a
+			 * PSN already acknowledged), or a copy of the one
+			 * already acted on: going back again would resend
+			 * what the responder holds and spend a retry on it.
+			 * With reordering both ways a storm of such NAKs
+			 * exhausted retry_cnt on a live link.
+			 */
+			if (srnic_psn_diff(pkt->psn, req->una) < 0 ||
+			    (req->gap_pending && req->gap_psn == pkt->psn)) {
+				srnic_counter_inc(sdev, SRNIC_CNT_STALE_NAK);
+				return acked;
+			}
 			if (!req->retry_left) {
 				srnic_counter_inc(sdev, SRNIC_CNT_RETRY_EXC);
 				srnic_req_fail_locked(qp, s,
@@ -274,6 +287,8 @@ static bool srnic_gbn_ack(struct srnic_qp *qp, const struct srnic_pkt *pkt)
 				return true;
 			}
 			req->retry_left--;
+			req->gap_pending = true;
+			req->gap_psn = pkt->psn;
 			srnic_gbn_rewind(qp, pkt->psn);
 			srnic_req_kick(qp);
 			return true;

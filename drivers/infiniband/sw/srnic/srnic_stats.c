@@ -28,6 +28,7 @@ static const struct rdma_stat_desc srnic_counter_descs[] = {
 	[SRNIC_CNT_RCVD_RNR].name = "rcvd_rnr_err",
 	[SRNIC_CNT_SEND_RNR].name = "send_rnr_err",
 	[SRNIC_CNT_RCVD_SEQ_ERR].name = "rcvd_seq_err",
+	[SRNIC_CNT_STALE_NAK].name = "rcvd_stale_nak",
 	[SRNIC_CNT_RETRY_EXC].name = "retry_exceeded_err",
 	[SRNIC_CNT_RNR_RETRY_EXC].name = "retry_rnr_exceeded_err",
 	[SRNIC_CNT_COMP_RETRY].name = "completer_retry_err",
