@@ -287,10 +287,7 @@ static bool srnic_gbn_ack(struct srnic_qp *qp, const struct srnic_pkt *pkt)
 				return true;
 			}
 			req->retry_left--;
-			req->gap_pending = true;
-			req->gap_psn = pkt->psn;
-			srnic_gbn_rewind(qp, pkt->psn);
-			srnic_req_kick(qp);
+			srnic_gbn_lost(qp, pkt->psn);
 			return true;
 		}
 		srnic_req_fail_locked(qp, s, srnic_nak_status(value));
