@@ -39,6 +39,7 @@
 # in the CQ, unpolled).
 set -u
 . "$(dirname "$0")/../selftests/srnic_lib.sh"
+. "$(dirname "$0")/bench_lib.sh"
 
 REPS=${SRNIC_BENCH_REPS:-3}
 SCALE=${SRNIC_BENCH_SCALE:-1}	# iterations: a few seconds a run here
@@ -157,28 +158,6 @@ echo "bench: srnic0 on $VETH_A ($NS_A), rxe0 on $VETH_B (initial namespace); eac
 : >"$RAW"
 rm -rf "$LOGS"
 mkdir -p "$LOGS"
-
-# stat NAME DRV FIELD: "median min max" of that field over the runs
-stat() {
-	awk -F'|' -v n="$1" -v d="$2" -v f="$3" '
-		$1 == n && $2 == d { split($3, a, " "); if (a[f] != "") v[k++] = a[f] }
-		END {
-			if (!k) { print "- - -"; exit }
-			for (i = 0; i < k; i++)
-				for (j = i + 1; j < k; j++)
-					if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
-			print (v[int((k - 1) / 2)] + v[int(k / 2)]) / 2, v[0], v[k - 1]
-		}' "$RAW"
-}
-
-cell() {	# MEDIAN MIN MAX DECIMALS
-	[ "$1" = - ] && { echo "-"; return; }
-	printf "%.${4}f (%.${4}f-%.${4}f)" "$1" "$2" "$3"
-}
-
-ratio() {	# A B
-	awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b == 0) print "-"; else if (a / b < 0.1) printf "%.3f", a / b; else printf "%.2f", a / b }'
-}
 
 if [ "${SRNIC_BENCH_MODE:-}" = qps ]; then
 	QTABLE=$OUT/bench-qps-$(uname -r).md

@@ -17,6 +17,7 @@
 set -u
 . "$(dirname "$0")/../selftests/srnic_lib.sh"
 . "$(dirname "$0")/../selftests/twohost_lib.sh"
+. "$(dirname "$0")/bench_lib.sh"
 
 REPS=${SRNIC_BENCH_REPS:-3}
 OUT=${SRNIC_OUT:-$SRNIC_TMP}
@@ -94,25 +95,6 @@ for ((r = 1; r <= REPS; r++)); do
 done
 
 if [ "$TH_SIDE" = b ]; then
-	# stat NAME DRV FIELD: "median min max" over the rounds
-	stat() {
-		awk -F'|' -v n="$1" -v d="$2" -v f="$3" '
-			$1 == n && $2 == d { split($3, a, " "); if (a[f] != "") v[k++] = a[f] }
-			END {
-				if (!k) { print "- - -"; exit }
-				for (i = 0; i < k; i++)
-					for (j = i + 1; j < k; j++)
-						if (v[j] < v[i]) { t = v[i]; v[i] = v[j]; v[j] = t }
-				print (v[int((k - 1) / 2)] + v[int(k / 2)]) / 2, v[0], v[k - 1]
-			}' "$RAW"
-	}
-	cell() {	# MEDIAN MIN MAX
-		[ "$1" = - ] && { echo "-"; return; }
-		printf "%.1f (%.1f-%.1f)" "$1" "$2" "$3"
-	}
-	ratio() {	# A B
-		awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b == 0) print "-"; else printf "%.2f", a / b }'
-	}
 	{
 		echo "### make bench-twohost: server $PEER_KERNEL (side a), client $(uname -r) (side b)"
 		echo
@@ -127,13 +109,13 @@ if [ "$TH_SIDE" = b ]; then
 			if [ "$kind" = bw ]; then
 				read -r sm sl sh <<<"$(stat "$name" srnic 1)"
 				read -r rm rl rh <<<"$(stat "$name" rxe 1)"
-				echo "| $name, MiB/s (\`$args\`) | $(cell "$sm" "$sl" "$sh") | $(cell "$rm" "$rl" "$rh") | $(ratio "$sm" "$rm") |"
+				echo "| $name, MiB/s (\`$args\`) | $(cell "$sm" "$sl" "$sh" 1) | $(cell "$rm" "$rl" "$rh" 1) | $(ratio "$sm" "$rm") |"
 			else
 				for f in 1 2; do
 					read -r sm sl sh <<<"$(stat "$name" srnic $f)"
 					read -r rm rl rh <<<"$(stat "$name" rxe $f)"
 					what=$([ $f = 1 ] && echo typical || echo p99)
-					echo "| $name $what, usec (\`$args\`) | $(cell "$sm" "$sl" "$sh") | $(cell "$rm" "$rl" "$rh") | $(ratio "$sm" "$rm") |"
+					echo "| $name $what, usec (\`$args\`) | $(cell "$sm" "$sl" "$sh" 1) | $(cell "$rm" "$rl" "$rh" 1) | $(ratio "$sm" "$rm") |"
 				done
 			fi
 		done
