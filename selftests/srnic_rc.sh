@@ -38,6 +38,8 @@
 #	SRNIC_RC_ROUNDS		scribble rounds (1000)
 #	SRNIC_RC_ACK_TIMEOUT	local ACK timeout exponent of the netem steps
 #				(12, 16.7 ms; the debug-kernel stage uses 14)
+#	SRNIC_RC_NETEM_ORDER	netem of the order/awrite/fence steps, both
+#				ways ("loss 1% reorder 5% delay 1ms 1ms")
 #	SRNIC_RC_ONLY		ERE: run only the steps whose name matches
 #				(set-up and teardown always run)
 #	SRNIC_RC_SKIP		ERE: skip the steps whose name matches (make
@@ -349,7 +351,7 @@ must_see_stale() {
 # the timer runs from the newest packet sent (it ran from the oldest
 # unacknowledged one, timed every such round out, and failed 4 runs of
 # 4 there with RETRY_EXC_ERR).
-NETEM_ORDER=(loss 1% reorder 5% delay 1ms 1ms)
+read -ra NETEM_ORDER <<<"${SRNIC_RC_NETEM_ORDER:-loss 1% reorder 5% delay 1ms 1ms}"
 netem_test "order (write_imm_order) --gens $GENS" --gens "$GENS" \
 	--timeout "$ACK_TO" order
 # The same contract with an RDMA Atomic Write as the notification.

@@ -122,6 +122,10 @@ static void srnic_gbn_timer(struct timer_list *t)
 		goto out;
 	}
 	srnic_counter_inc(sdev, SRNIC_CNT_COMP_RETRY);
+	ibdev_dbg(&sdev->ibdev,
+		  "qp %u: ack timeout: una %#x max %#x psn %#x wqe %u..%u cur %u+%u retries left %u\n",
+		  qp->ibqp.qp_num, req->una, req->max_psn, req->psn, req->comp,
+		  req->issue, req->cur, req->cur_pkt, req->retry_left);
 	if (!req->retry_left) {
 		srnic_counter_inc(sdev, SRNIC_CNT_RETRY_EXC);
 		fail = true;
@@ -280,6 +284,10 @@ static bool srnic_gbn_ack(struct srnic_qp *qp, const struct srnic_pkt *pkt)
 				srnic_counter_inc(sdev, SRNIC_CNT_STALE_NAK);
 				return acked;
 			}
+			ibdev_dbg(&sdev->ibdev,
+				  "qp %u: sequence NAK %#x: una %#x max %#x psn %#x retries left %u\n",
+				  qp->ibqp.qp_num, pkt->psn, req->una,
+				  req->max_psn, req->psn, req->retry_left);
 			if (!req->retry_left) {
 				srnic_counter_inc(sdev, SRNIC_CNT_RETRY_EXC);
 				srnic_req_fail_locked(qp, s,
