@@ -314,6 +314,9 @@ static int fuzz_dev_init(struct kunit *test, struct fuzz_dev *d,
 	d->sdev = kunit_kzalloc(test, sizeof(*d->sdev), GFP_KERNEL);
 	if (!d->sdev)
 		return -ENOMEM;
+	d->sdev->counters = alloc_percpu(struct srnic_counters);
+	if (!d->sdev->counters)
+		return -ENOMEM;
 	xa_init(&d->sdev->qp_xa);
 	srnic_gid_init(d->sdev);
 	ipv6_addr_set_v4mapped(htonl(0x0a630000 | host),
@@ -423,7 +426,7 @@ static u32 fuzz_rx_check(struct kunit *test, const struct fuzz_dev *dev,
 
 	for (d = 0; d < 2; d++) {
 		for (k = 0; k < FUZZ_NCNT; k++) {
-			got = atomic64_read(&dev[d].sdev->counters[fuzz_cnt[k]]);
+			got = srnic_counter_read(dev[d].sdev, fuzz_cnt[k]);
 			if (got == want[d][k])
 				continue;
 			if (bad + n++ < 10)
@@ -519,6 +522,7 @@ static void srnic_fuzz_rx(struct kunit *test)
 	for (d = 0; d < 2; d++) {
 		srnic_gid_cleanup(dev[d].sdev);
 		xa_destroy(&dev[d].sdev->qp_xa);
+		free_percpu(dev[d].sdev->counters);
 	}
 	srnic_net_kunit_free(sn);
 }

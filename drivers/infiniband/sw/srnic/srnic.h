@@ -79,6 +79,14 @@ enum srnic_pool_stat {
 };
 
 /**
+ * struct srnic_counters - one CPU's share of a device's counters
+ * @v: indexed by enum srnic_counter
+ */
+struct srnic_counters {
+	u64 v[SRNIC_NUM_COUNTERS];
+};
+
+/**
  * struct srnic_txgate - one CPU's transmit gate of a device
  * @gate: which of the CPU's QPs sends next (srnic_sched.h)
  * @task: the transmit engine: serves the QPs @gate picks
@@ -142,7 +150,9 @@ struct srnic_txgate {
  *	goes to the gate's engine and the doorbell returns at once (sysfs)
  * @atomic_lock: makes each atomic operation atomic with respect to every
  *	other one the device executes, whichever QP it arrives on
- * @counters: hardware counters
+ * @counters: hardware counters, one set per CPU (srnic_counter_inc() is a
+ *	plain per-CPU increment: no shared cache line between the CPU that
+ *	transmits and the one that receives); srnic_counter_read() sums them
  */
 struct srnic_dev {
 	struct ib_device ibdev;
@@ -186,7 +196,7 @@ struct srnic_dev {
 	u32 doorbell_run_max;
 	spinlock_t atomic_lock;	/* see above */
 
-	atomic64_t counters[SRNIC_NUM_COUNTERS];
+	struct srnic_counters __percpu *counters;
 };
 
 static inline struct srnic_dev *to_sdev(struct ib_device *ibdev)
@@ -197,8 +207,10 @@ static inline struct srnic_dev *to_sdev(struct ib_device *ibdev)
 static inline void srnic_counter_inc(struct srnic_dev *sdev,
 				     enum srnic_counter c)
 {
-	atomic64_inc(&sdev->counters[c]);
+	this_cpu_inc(sdev->counters->v[c]);
 }
+
+u64 srnic_counter_read(struct srnic_dev *sdev, enum srnic_counter c);
 
 #define srnic_dbg(sdev, fmt, ...) \
 	ibdev_dbg(&(sdev)->ibdev, "%s: " fmt, __func__, ##__VA_ARGS__)

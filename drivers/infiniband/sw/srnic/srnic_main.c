@@ -96,6 +96,8 @@ static void srnic_dealloc_driver(struct ib_device *ibdev)
 	srnic_net_del_dev(sdev->sn, sdev, sdev->ifindex);
 	srnic_net_put(sdev->sn);
 	srnic_gid_cleanup(sdev);
+	/* After srnic_net_del_dev(): no receive can count on it any more. */
+	free_percpu(sdev->counters);
 
 	if (atomic_dec_and_test(&srnic_ndevices))
 		wake_up(&srnic_devices_wq);
@@ -207,7 +209,8 @@ static int srnic_newlink(const char *ibdev_name, struct net_device *ndev)
 	sdev->ifindex = ndev->ifindex;
 	srnic_gid_init(sdev);
 	sdev->mr_keygen = kvcalloc(SRNIC_MAX_MR + 1, 1, GFP_KERNEL);
-	if (!sdev->mr_keygen) {
+	sdev->counters = alloc_percpu(struct srnic_counters);
+	if (!sdev->mr_keygen || !sdev->counters) {
 		err = -ENOMEM;
 		goto out_dealloc;
 	}
@@ -312,6 +315,7 @@ out_put_net:
 out_dealloc:
 	srnic_dp_dev_cleanup(sdev);
 	kvfree(sdev->mr_keygen);
+	free_percpu(sdev->counters);
 	ib_dealloc_device(&sdev->ibdev);
 	return err;
 }

@@ -9,6 +9,7 @@
 #include <linux/device.h>
 #include <linux/kstrtox.h>
 #include <linux/sysfs.h>
+#include <kunit/visibility.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/restrack.h>
 #include <uapi/rdma/rdma_netlink.h>
@@ -71,6 +72,25 @@ struct rdma_hw_stats *srnic_alloc_hw_port_stats(struct ib_device *ibdev,
 }
 
 /**
+ * srnic_counter_read() - a counter's value: the sum of every CPU's share
+ * @sdev: the device
+ * @c: the counter
+ *
+ * Context: any.
+ * Return: the count (a snapshot: other CPUs may be counting meanwhile).
+ */
+u64 srnic_counter_read(struct srnic_dev *sdev, enum srnic_counter c)
+{
+	u64 sum = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		sum += READ_ONCE(per_cpu_ptr(sdev->counters, cpu)->v[c]);
+	return sum;
+}
+EXPORT_SYMBOL_IF_KUNIT(srnic_counter_read);
+
+/**
  * srnic_get_hw_stats() - read the counters
  * @ibdev: the device
  * @stats: filled in
@@ -88,7 +108,7 @@ int srnic_get_hw_stats(struct ib_device *ibdev, struct rdma_hw_stats *stats,
 	int i;
 
 	for (i = 0; i < SRNIC_NUM_COUNTERS; i++)
-		stats->value[i] = atomic64_read(&sdev->counters[i]);
+		stats->value[i] = srnic_counter_read(sdev, i);
 	spin_lock_bh(&pool->lock);
 	stats->value[SRNIC_STAT_PF_FETCHED] = pool->fetched;
 	stats->value[SRNIC_STAT_PF_STALLS] = pool->stalls;
