@@ -814,6 +814,12 @@ static inline bool srnic_op_is_rd_atomic(u32 wr_opcode)
 	       wr_opcode == IB_WR_ATOMIC_FETCH_AND_ADD;
 }
 
+/* srnic_frag.c: packet buffers from recycled pages */
+int srnic_frag_init(void);
+void srnic_frag_exit(void);
+void *srnic_frag_alloc(unsigned int size);
+unsigned long srnic_frag_fills(void);
+
 /* srnic_net.c: the wire */
 struct sk_buff *srnic_skb_alloc(u32 len);
 void srnic_skb_consume(struct sk_buff *skb);

@@ -428,9 +428,12 @@ static int __init srnic_init(void)
 {
 	int err;
 
-	err = srnic_tx_module_init();
+	err = srnic_frag_init();
 	if (err)
 		return err;
+	err = srnic_tx_module_init();
+	if (err)
+		goto out_frag;
 	err = srnic_net_init();
 	if (err)
 		goto out_tx;
@@ -445,6 +448,8 @@ out_net:
 	srnic_net_exit();
 out_tx:
 	srnic_tx_module_exit();
+out_frag:
+	srnic_frag_exit();
 	return err;
 }
 
@@ -457,6 +462,7 @@ static void __exit srnic_exit(void)
 	unregister_netdevice_notifier(&srnic_netdev_nb);
 	srnic_net_exit();
 	srnic_tx_module_exit();
+	srnic_frag_exit();
 	pr_info("%s: unloaded\n", SRNIC_DRV_NAME);
 }
 

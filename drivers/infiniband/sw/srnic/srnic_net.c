@@ -112,13 +112,14 @@ void srnic_skb_consume(struct sk_buff *skb)
  * srnic_skb_alloc() - a packet buffer for a RoCEv2 transport packet
  * @len: bytes from the BTH to the end of the ICRC
  *
- * The buffer is linear, its head a fragment of the CPU's page fragment
- * cache (what network drivers receive into): a pointer bump, where
+ * The buffer is linear, its head a page fragment: a pointer bump, where
  * alloc_skb() would take a kmalloc-2k object for a packet at MTU 1024 and
- * a kmalloc-8k one at MTU 4096. With bottom halves off, the NAPI caches:
- * fragments, and the sk_buff head from the heads srnic_skb_consume()
- * gave back. alloc_skb() when the cache has no room (no higher-order page
- * to refill it with).
+ * a kmalloc-8k one at MTU 4096. With bottom halves off, a fragment of
+ * srnic's own per-CPU cache, whose pages are carved again once their
+ * packets are freed (srnic_frag.c: no page zeroed per refill), and the
+ * sk_buff head from the NAPI cache srnic_skb_consume() gave heads back
+ * to; otherwise the CPU's page fragment cache. alloc_skb() when neither
+ * has room (no higher-order page to refill it with).
  *
  * Context: any; never sleeps.
  * Return: the buffer, @len bytes long, data at the BTH; NULL if no memory.
@@ -133,7 +134,7 @@ struct sk_buff *srnic_skb_alloc(u32 len)
 	if (size <= SRNIC_SKB_FRAG_MAX) {
 		bool napi = srnic_napi_ctx();
 
-		data = napi ? napi_alloc_frag(size) : netdev_alloc_frag(size);
+		data = napi ? srnic_frag_alloc(size) : netdev_alloc_frag(size);
 		if (data) {
 			skb = napi ? napi_build_skb(data, size) :
 				     build_skb(data, size);
