@@ -348,7 +348,12 @@ int srnic_xmit(struct srnic_qp *qp, struct sk_buff *skb)
 		iph->protocol = IPPROTO_UDP;
 		memcpy(&iph->saddr, &av->sgid.raw[12], sizeof(iph->saddr));
 		memcpy(&iph->daddr, &av->dgid.raw[12], sizeof(iph->daddr));
-		__ip_select_ident(sdev->net, iph, 1);
+		/*
+		 * An atomic datagram (DF, never fragmented): its ID means
+		 * nothing (RFC 6864), so 0, as the kernel gives its own
+		 * unconnected DF datagrams, not a hash per packet.
+		 */
+		iph->id = 0;
 		iph->tot_len = htons(skb->len);
 		ip_send_check(iph);
 		skb->protocol = htons(ETH_P_IP);
