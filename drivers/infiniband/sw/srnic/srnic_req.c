@@ -267,6 +267,25 @@ static u8 srnic_req_opcode(struct srnic_qp *qp, u32 wr_op, bool first,
 	}
 }
 
+/*
+ * The R_Key of a Read request; @unsent is 0 for its first transmission.
+ * A zero-length Read names no memory and its R_Key is not checked
+ * (C9-88), but rdma_rxe answers a repeated one only if the R_Key is the
+ * one it recorded: the request's own on 6.1 (which looks the key up again
+ * for the repeat: 0 is a remote access error there), 0 on 6.12 (which
+ * records 0 for every zero-length Read and silently drops a repeat with
+ * another key). So the first request carries the work request's R_Key
+ * and the repeats alternate, the work request's first: a lost response
+ * to a zero-length Read is sent again by either, not a retry error.
+ */
+static u32 srnic_read_rkey(const struct srnic_qp *qp,
+			   const struct srnic_send_wqe *w, u32 unsent)
+{
+	if (w->length || !unsent)
+		return w->rkey;
+	return (qp->retry_cnt - qp->req.retry_left) & 1 ? w->rkey : 0;
+}
+
 /* Build the packet at the transmit position. Returns 0 or -errno. */
 static int srnic_req_build(struct srnic_qp *qp, struct srnic_swqe *s,
 			   struct sk_buff_head *out)
@@ -299,7 +318,7 @@ static int srnic_req_build(struct srnic_qp *qp, struct srnic_swqe *s,
 	switch (w->opcode) {
 	case IB_WR_RDMA_READ:
 		pkt.va = w->remote_addr + off;
-		pkt.rkey = w->rkey;
+		pkt.rkey = srnic_read_rkey(qp, w, unsent);
 		pkt.dma_len = w->length - off;
 		break;
 	case IB_WR_ATOMIC_CMP_AND_SWP:
