@@ -240,8 +240,10 @@ finish() {
 }
 
 stage deps scripts/deps.sh || finish
-stage lint make -s lint
-stage build make -s modules-all selftests-build || finish
+# -j2: each kernel's sparse build beside checkpatch, two jobs at a time
+# (63 -> 38 s here).
+stage lint make -s -j2 lint
+stage build make -s -j2 modules-all selftests-build || finish
 
 # The stock kernels' guests (lane 1), then KUnit and the debug kernel's
 # guest (lane 2). SRNIC_CHECK_LANES=1 runs the two lanes side by side,

@@ -47,7 +47,8 @@ install)
 		d=$top/build/install/$k
 		stage "$d"
 		echo "  BUILD   srnic.ko $VER for $k"
-		make -s -C "/lib/modules/$k/build" M="$d" SRNIC_PACKAGE=1 modules
+		make -s -j"$(nproc)" -C "/lib/modules/$k/build" M="$d" \
+			SRNIC_PACKAGE=1 modules
 		echo "  INSTALL /lib/modules/$k/updates/srnic.ko"
 		$SUDO make -s -C "/lib/modules/$k/build" M="$d" \
 			INSTALL_MOD_DIR=updates modules_install

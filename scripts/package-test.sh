@@ -39,12 +39,12 @@ point() {	# RESULT DESC
 	fi
 }
 
-step() {	# DESC CMD...: CMD's output to the log, one point
-	local desc=$1 log=$out/step$((n + 1)).log rc=0
+step() {	# DESC CMD...: CMD's output to the log, one point with its seconds
+	local desc=$1 log=$out/step$((n + 1)).log rc=0 t0=$SECONDS
 	shift
 	"$@" >"$log" 2>&1 || rc=$?
 	[ $rc -eq 0 ] || tail -n 25 "$log" | sed 's/^/#   /'
-	point $rc "$desc"
+	point $rc "$desc ($((SECONDS - t0)) s)"
 }
 
 # Every srnic.ko under some kernel's updates/ (make install's, DKMS's).
