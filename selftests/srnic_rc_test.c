@@ -107,6 +107,7 @@ struct options {
 	bool strict;		/* scribble: a stalled victim fails */
 	bool no_fence;		/* fence: leave IBV_SEND_FENCE off */
 	int idle_ms;		/* xfer: the client's pause after each cell */
+	int xfer_max;		/* xfer: the largest size class run */
 	int window_ms;		/* fair: each measuring window */
 	int verbose;
 	struct params p;
@@ -147,6 +148,7 @@ static struct options opt = {
 	.cq_wait_s = 30,
 	.scribble_mode = "mixed",
 	.window_ms = 2000,
+	.xfer_max = 4 << 20,
 	.p = {
 		.gens = 10000, .writes = 4, .size = 16384, .imm_len = 0,
 		.bytes = 256ull << 20, .chunk = 1u << 20, .rounds = 1000,
@@ -1630,6 +1632,8 @@ static int xfer_client(struct role *r)
 
 			if (xfer_atomic(op) && j)
 				break;
+			if (len > (size_t)opt.xfer_max)
+				continue;
 			cell[0] = op;
 			cell[1] = len;
 			cell[2] = st_rnd_seed(r->p.seed, cells * 8 + k) & 0xffffffffu;
@@ -3324,7 +3328,8 @@ static const char *const help_text[] = {
 	"           --gens N --size BYTES (X, Y); --no-fence (must fail)",
 	"xfer:      Send, Send+Imm, Write, Write+Imm, Read at 0, 1, MTU-1,",
 	"           MTU, MTU+1 bytes, 64 KiB, 4 MiB; CmpSwap, FetchAdd;",
-	"           --idle MS: pause after each cell (nothing outstanding)",
+	"           --idle MS: pause after each cell (nothing outstanding);",
+	"           --xfer-max BYTES: only the size classes up to BYTES",
 	"fair:      QP1: 100 WRs, the 10th fenced behind a Read whose",
 	"           responses the set-up drops until the fenced window is",
 	"           over (QP1 retransmits every 1 s); QP2:",
@@ -3389,7 +3394,7 @@ static const struct num_opt num_opts[] = {
 	{ "min-rnr-timer", &opt.p.min_rnr_timer, 4 },
 	{ "rnr-delay", &opt.p.rnr_delay_ms, 4 },
 	{ "seed", &opt.p.seed, 8 },
-	{ "idle", &opt.idle_ms, 4 },
+	{ "idle", &opt.idle_ms, 4 }, { "xfer-max", &opt.xfer_max, 4 },
 	{ "window", &opt.window_ms, 4 },
 };
 
