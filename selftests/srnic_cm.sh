@@ -50,12 +50,17 @@
 #  - rdma_rxe <-> srnic, each side the server in turn: rping -V, ucmatose,
 #    udaddy, ibv_ud_pingpong, ibv_uc_pingpong
 #
-# Environment: SRNIC_CM_PINGS (rping iterations, 1000), SRNIC_CM_NO_RXE=1
+# Environment: SRNIC_CM_PINGS (rping iterations, 1000; the IPv6 rping
+# and ib_write_bw -R scale with it), SRNIC_CM_NO_RXE=1
 # (leave out the steps with rdma_rxe: make check's debug-kernel stage,
 # after the stock kernels ran them).
 . "$(dirname "$0")/srnic_lib.sh"
 
 PINGS=${SRNIC_CM_PINGS:-1000}
+# The IPv6 rping and perftest's run scale down with the volume (the
+# debug kernel's 60 pings: 60 and 300 iterations).
+PINGS6=$((PINGS < 100 ? PINGS : 100))
+PERF_N=$((PINGS * 5 < 500 ? PINGS * 5 : 500))
 DGRAM=$SRNIC_BIN/srnic_ops_test
 
 srnic_require
@@ -179,9 +184,9 @@ pair "srnic <-> srnic: ibv_uc_pingpong (UC, 4 KiB, 200 iterations)" "$NS_B" "$NS
 pair "srnic <-> srnic: rping -V -C $PINGS (rdma_cm, IPv4)" "$NS_B" "$NS_A" \
 	rping -s -V -a "$B4" -p $PORT -C "$PINGS" -- \
 	rping -c -V -a "$B4" -p $PORT -C "$PINGS"
-pair "srnic <-> srnic: rping -V -C 100 (rdma_cm, IPv6)" "$NS_B" "$NS_A" \
-	rping -s -V -a "$B6" -p $PORT -C 100 -- \
-	rping -c -V -a "$B6" -p $PORT -C 100
+pair "srnic <-> srnic: rping -V -C $PINGS6 (rdma_cm, IPv6)" "$NS_B" "$NS_A" \
+	rping -s -V -a "$B6" -p $PORT -C "$PINGS6" -- \
+	rping -c -V -a "$B6" -p $PORT -C "$PINGS6"
 pair "srnic <-> srnic: ucmatose, 4 connections x 50 messages" "$NS_B" "$NS_A" \
 	ucmatose -b "$B4" -p $PORT -c 4 -C 50 -- \
 	ucmatose -s "$B4" -p $PORT -c 4 -C 50
@@ -191,8 +196,8 @@ pair "srnic <-> srnic: udaddy, 4 UD endpoints x 50 messages (SIDR)" "$NS_B" "$NS
 # -F: a report even when perftest's clock calibration fails (its r^2 check
 # under a loaded host's TCG: "Can't produce a report", exit 1).
 pair "srnic <-> srnic: ib_write_bw -R (perftest through rdma_cm)" "$NS_B" "$NS_A" \
-	ib_write_bw -R -F -d srnic1 -x "$GB" -n 500 -p @PORT@ -- \
-	ib_write_bw -R -F -d srnic0 -x "$GA" -n 500 -p @PORT@ "$B4"
+	ib_write_bw -R -F -d srnic1 -x "$GB" -n "$PERF_N" -p @PORT@ -- \
+	ib_write_bw -R -F -d srnic0 -x "$GA" -n "$PERF_N" -p @PORT@ "$B4"
 
 # dgram MODE ARGS...: srnic_ops_test's TAP lines as diagnostics, one
 # result per TAP line it printed.

@@ -496,7 +496,6 @@ static enum srnic_resp_verdict srnic_resp_read(struct srnic_qp *qp,
 	srnic_resp_room_for_read(qp);
 	list_add_tail(&job->list, &resp->reads);
 	resp->nreads++;
-	srnic_req_kick(qp);
 	return SRNIC_RESP_DONE;
 }
 
@@ -571,8 +570,11 @@ static enum srnic_resp_verdict srnic_resp_duplicate(struct srnic_qp *qp,
 		 */
 		srnic_resp_drop_reads(qp, pkt->psn, false);
 		v = srnic_resp_read(qp, pkt);
-		/* Queued again: the PSNs were taken the first time. */
-		return v == SRNIC_RESP_DONE ? SRNIC_RESP_OK : v;
+		if (v != SRNIC_RESP_DONE)
+			return v;
+		/* Queued again (the PSNs were taken the first time). */
+		srnic_req_kick(qp);
+		return SRNIC_RESP_OK;
 	case SRNIC_OP_COMPARE_SWAP:
 	case SRNIC_OP_FETCH_ADD:
 		/*
@@ -634,7 +636,7 @@ void srnic_resp_rx(struct srnic_qp *qp, struct srnic_pkt *pkt,
 	struct srnic_pkt reply = {};	/* opcode 0 is a request: none */
 	struct sk_buff_head out;
 	enum ib_event_type ev = 0;
-	bool comm_est = false;
+	bool comm_est = false, read_now = false, failed = false;
 	struct sk_buff *skb;
 
 	/*
@@ -701,6 +703,11 @@ verdict:
 			srnic_resp_small(qp, &out, &reply);
 		} else if (!(flags & SRNIC_OPF_READ)) {
 			qp->xport->rx_ack(qp, pkt, &out);
+		} else {
+			/* Answered here, or by the QP's round at its gate. */
+			read_now = srnic_resp_read_now(qp, &out, &failed);
+			if (failed)
+				ev = IB_EVENT_QP_ACCESS_ERR;
 		}
 		break;
 	case SRNIC_RESP_RNR:
@@ -721,6 +728,8 @@ out:
 	spin_unlock_bh(&resp->lock);
 	while ((skb = __skb_dequeue(&out)))
 		srnic_xmit(qp, skb);
+	if (read_now)
+		srnic_resp_read_sent(qp);
 	if (comm_est)
 		srnic_qp_event(qp, IB_EVENT_COMM_EST);
 	if (ev)
@@ -772,6 +781,7 @@ void srnic_resp_reset(struct srnic_qp *qp)
 	resp->nak_sent = false;
 	resp->ac.pending = 0;
 	resp->sending = false;
+	resp->inline_tx = false;
 	resp->msn = 0;
 	resp->ares_next = 0;
 	if (resp->ares)

@@ -86,6 +86,9 @@ void srnic_resp_ack_how(struct srnic_qp *qp, struct sk_buff_head *out,
 void srnic_resp_ack(struct srnic_qp *qp, struct sk_buff_head *out,
 		    u8 syndrome, u32 psn);
 void srnic_resp_drop_reads(struct srnic_qp *qp, u32 psn, bool all);
+bool srnic_resp_read_now(struct srnic_qp *qp, struct sk_buff_head *out,
+			 bool *failed);
+void srnic_resp_read_sent(struct srnic_qp *qp);
 void srnic_resp_room_for_read(struct srnic_qp *qp);
 enum srnic_resp_verdict srnic_resp_send(struct srnic_qp *qp,
 					struct srnic_pkt *pkt,

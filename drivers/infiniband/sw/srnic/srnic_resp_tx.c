@@ -153,25 +153,21 @@ void srnic_resp_room_for_read(struct srnic_qp *qp)
 	}
 }
 
-/**
- * srnic_resp_tx() - build Read response packets
- * @qp: the QP
- * @out: where they are queued
- * @budget: most packets to build
- *
- * Context: the QP's transmit tasklet.
- * Return: packets built.
+/*
+ * Build up to @budget response packets from the jobs in @qp's queue, in
+ * order, into @out. Sets *@failed if a Read's key died on the way (the
+ * queue is dropped, a NAK built): the caller fails the QP. Under
+ * resp.lock; returns the packets built.
  */
-int srnic_resp_tx(struct srnic_qp *qp, struct sk_buff_head *out, int budget)
+static int __srnic_resp_tx(struct srnic_qp *qp, struct sk_buff_head *out,
+			   int budget, bool *failed)
 {
 	struct srnic_resp *resp = &qp->resp;
 	struct srnic_read_job *job;
 	struct srnic_mr *mr = NULL;
-	bool failed = false;
 	u64 addr;
 	int n = 0;
 
-	spin_lock_bh(&resp->lock);
 	while (n < budget &&
 	       (job = list_first_entry_or_null(&resp->reads,
 					       struct srnic_read_job, list))) {
@@ -211,7 +207,7 @@ int srnic_resp_tx(struct srnic_qp *qp, struct sk_buff_head *out, int budget)
 					   SRNIC_NAK_REM_ACCESS, job->psn,
 					   true);
 			srnic_resp_drop_reads(qp, 0, true);
-			failed = true;
+			*failed = true;
 			break;
 		}
 		data = srnic_build_send(qp, out, &pkt, len);
@@ -232,7 +228,7 @@ int srnic_resp_tx(struct srnic_qp *qp, struct sk_buff_head *out, int budget)
 						   SRNIC_NAK_REM_ACCESS,
 						   job->psn, true);
 				srnic_resp_drop_reads(qp, 0, true);
-				failed = true;
+				*failed = true;
 				break;
 			}
 		}
@@ -247,10 +243,93 @@ int srnic_resp_tx(struct srnic_qp *qp, struct sk_buff_head *out, int budget)
 	/* Until they have left, later small responses queue behind them. */
 	if (n)
 		WRITE_ONCE(resp->sending, true);
+	return n;
+}
+
+/**
+ * srnic_resp_tx() - build Read response packets
+ * @qp: the QP
+ * @out: where they are queued
+ * @budget: most packets to build
+ *
+ * Nothing while a response the receive path built is on its way
+ * (srnic_resp_read_now()): the next ones must not overtake it; that path
+ * wakes the QP at its gate again once it has left.
+ *
+ * Context: the QP's transmit tasklet.
+ * Return: packets built.
+ */
+int srnic_resp_tx(struct srnic_qp *qp, struct sk_buff_head *out, int budget)
+{
+	struct srnic_resp *resp = &qp->resp;
+	bool failed = false;
+	int n = 0;
+
+	spin_lock_bh(&resp->lock);
+	if (!resp->inline_tx)
+		n = __srnic_resp_tx(qp, out, budget, &failed);
 	spin_unlock_bh(&resp->lock);
 	if (failed)
 		srnic_qp_fail(qp, IB_EVENT_QP_ACCESS_ERR);
 	return n;
+}
+
+/**
+ * srnic_resp_read_now() - answer a new one-packet Read in the receive path
+ * @qp: the QP; caller holds resp.lock
+ * @out: where the response is queued; the caller transmits it, then calls
+ *	srnic_resp_read_sent()
+ * @failed: set if the Read's key died meanwhile (the caller fails the QP)
+ *
+ * A Read answered by one packet, with nothing ahead of it in the queue
+ * and nothing built still on its way, is answered here, as an ACK or an
+ * atomic response is: waking the QP's gate would cost a tasklet run, and
+ * an IPI when that gate is another CPU's, on every Read's round trip. A
+ * longer Read, or one behind others, is segmented by the QP's rounds at
+ * its gate. Until srnic_resp_read_sent(), later responses queue behind
+ * it (resp.sending) and the gate builds none (resp.inline_tx).
+ *
+ * Return: true if it was built here; false: the QP was woken at its gate
+ * to send it.
+ */
+bool srnic_resp_read_now(struct srnic_qp *qp, struct sk_buff_head *out,
+			 bool *failed)
+{
+	struct srnic_resp *resp = &qp->resp;
+	struct srnic_read_job *job;
+
+	job = list_first_entry_or_null(&resp->reads, struct srnic_read_job,
+				       list);
+	if (job && list_is_singular(&resp->reads) && !job->small &&
+	    job->first && job->resid <= qp->mtu && !READ_ONCE(resp->sending) &&
+	    __srnic_resp_tx(qp, out, 1, failed)) {
+		resp->inline_tx = true;
+		return true;
+	}
+	if (!*failed)
+		srnic_req_kick(qp);
+	return false;
+}
+
+/**
+ * srnic_resp_read_sent() - the response srnic_resp_read_now() built has left
+ * @qp: the QP
+ *
+ * Context: softirq (receive path), after transmitting it.
+ */
+void srnic_resp_read_sent(struct srnic_qp *qp)
+{
+	struct srnic_resp *resp = &qp->resp;
+	bool more;
+
+	spin_lock_bh(&resp->lock);
+	resp->inline_tx = false;
+	WRITE_ONCE(resp->sending, false);
+	more = !list_empty(&resp->reads);
+	spin_unlock_bh(&resp->lock);
+	/* Responses queued meanwhile: the gate builds them now. */
+	if (more)
+		srnic_req_kick(qp);
 }
 
 /**
