@@ -572,9 +572,9 @@ struct srnic_atomic_res {
  * @nsmall: small responses in @reads other than plain ACKs and NAKs
  *	(bounded by max_dest_rd_atomic too; plain ACKs coalesce)
  * @sending: response packets were built and may not have left yet: a
- *	small response built now would overtake them, so it waits as a job
- * @inline_tx: a Read response built by the receive path has not left yet
- *	(srnic_resp_read_now()): the QP's rounds build no response meanwhile
+ *	small response built now would overtake them, so it waits as a job,
+ *	and a round at the QP's gate builds none (set by the receive path's
+ *	Read response, srnic_resp_read_now())
  * @apsn: @epsn unwrapped: PSNs taken since the move to RTR
  * @ares: the results of the last @nares atomics, a ring: as many as the
  *	requester may have outstanding (max_dest_rd_atomic), so that any
@@ -602,7 +602,6 @@ struct srnic_resp {
 	u32 nreads;
 	u32 nsmall;
 	bool sending;
-	bool inline_tx;
 	u64 apsn;
 	struct srnic_atomic_res *ares;
 	u32 nares;

@@ -781,7 +781,6 @@ void srnic_resp_reset(struct srnic_qp *qp)
 	resp->nak_sent = false;
 	resp->ac.pending = 0;
 	resp->sending = false;
-	resp->inline_tx = false;
 	resp->msn = 0;
 	resp->ares_next = 0;
 	if (resp->ares)

@@ -252,9 +252,11 @@ static int __srnic_resp_tx(struct srnic_qp *qp, struct sk_buff_head *out,
  * @out: where they are queued
  * @budget: most packets to build
  *
- * Nothing while a response the receive path built is on its way
- * (srnic_resp_read_now()): the next ones must not overtake it; that path
- * wakes the QP at its gate again once it has left.
+ * Nothing while packets built elsewhere may not have left yet
+ * (resp.sending: the QP's own round clears it once its packets are
+ * transmitted, so at the start of a round it is set only by a response
+ * the receive path built, srnic_resp_read_now()): the next ones must not
+ * overtake it; that path wakes the QP at its gate again once it has left.
  *
  * Context: the QP's transmit tasklet.
  * Return: packets built.
@@ -266,7 +268,7 @@ int srnic_resp_tx(struct srnic_qp *qp, struct sk_buff_head *out, int budget)
 	int n = 0;
 
 	spin_lock_bh(&resp->lock);
-	if (!resp->inline_tx)
+	if (!READ_ONCE(resp->sending))
 		n = __srnic_resp_tx(qp, out, budget, &failed);
 	spin_unlock_bh(&resp->lock);
 	if (failed)
@@ -286,8 +288,8 @@ int srnic_resp_tx(struct srnic_qp *qp, struct sk_buff_head *out, int budget)
  * atomic response is: waking the QP's gate would cost a tasklet run, and
  * an IPI when that gate is another CPU's, on every Read's round trip. A
  * longer Read, or one behind others, is segmented by the QP's rounds at
- * its gate. Until srnic_resp_read_sent(), later responses queue behind
- * it (resp.sending) and the gate builds none (resp.inline_tx).
+ * its gate. Until srnic_resp_read_sent(), resp.sending holds: later
+ * small responses queue behind it and the gate builds none.
  *
  * Return: true if it was built here; false: the QP was woken at its gate
  * to send it.
@@ -298,14 +300,11 @@ bool srnic_resp_read_now(struct srnic_qp *qp, struct sk_buff_head *out,
 	struct srnic_resp *resp = &qp->resp;
 	struct srnic_read_job *job;
 
-	job = list_first_entry_or_null(&resp->reads, struct srnic_read_job,
-				       list);
-	if (job && list_is_singular(&resp->reads) && !job->small &&
-	    job->first && job->resid <= qp->mtu && !READ_ONCE(resp->sending) &&
-	    __srnic_resp_tx(qp, out, 1, failed)) {
-		resp->inline_tx = true;
+	/* Alone in the queue: the Read just queued (srnic_resp_read()). */
+	job = list_first_entry(&resp->reads, struct srnic_read_job, list);
+	if (list_is_singular(&resp->reads) && job->resid <= qp->mtu &&
+	    !READ_ONCE(resp->sending) && __srnic_resp_tx(qp, out, 1, failed))
 		return true;
-	}
 	if (!*failed)
 		srnic_req_kick(qp);
 	return false;
@@ -323,7 +322,6 @@ void srnic_resp_read_sent(struct srnic_qp *qp)
 	bool more;
 
 	spin_lock_bh(&resp->lock);
-	resp->inline_tx = false;
 	WRITE_ONCE(resp->sending, false);
 	more = !list_empty(&resp->reads);
 	spin_unlock_bh(&resp->lock);
