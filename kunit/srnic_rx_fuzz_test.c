@@ -46,7 +46,9 @@ static const char *srnic_fuzz_err_name(enum srnic_pkt_err err)
 MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
 
 #define SRNIC_FUZZ_PARSE	1000000
+#ifndef SRNIC_FUZZ_RX		/* kunit/Kbuild: SRNIC_KUNIT_FUZZ_RX */
 #define SRNIC_FUZZ_RX		100000
+#endif
 #define SRNIC_FUZZ_SEED		0x5e1c0ffeeULL
 /* The largest packet built: headers, a payload past the limit, pad. */
 #define FUZZ_BUF		(40 + 4200 + 8)

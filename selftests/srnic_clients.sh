@@ -38,7 +38,8 @@
 # on rdma_rxe alone there too.
 #
 # Environment: SRNIC_CLIENTS_SECS (qperf -t, 2), SRNIC_QPERF_TESTS,
-# SRNIC_QPERF_RXE_TESTS, SRNIC_UCX_TESTS, SRNIC_CLIENTS_REF.
+# SRNIC_QPERF_RXE_TESTS, SRNIC_UCX_TESTS, SRNIC_CLIENTS_REF,
+# SRNIC_FI_ITERS (fi_pingpong -I, 50).
 . "$(dirname "$0")/srnic_lib.sh"
 
 # qperf -t 1 measures nothing under TCG (0 bytes/sec, rdma_rxe too).
@@ -48,6 +49,7 @@ QTESTS=${SRNIC_QPERF_TESTS:-"rc_bw rc_bi_bw rc_lat rc_rdma_read_bw rc_rdma_read_
 UTESTS="uc_bw uc_lat uc_rdma_write_bw uc_rdma_write_lat uc_rdma_write_poll_lat ud_bw ud_lat"
 RTESTS=${SRNIC_QPERF_RXE_TESTS:-$QTESTS}
 REF=${SRNIC_CLIENTS_REF:-0}
+FI_ITERS=${SRNIC_FI_ITERS:-50}
 
 UTLS=${SRNIC_UCX_TESTS:-"tag_lat tag_bw ucp_put_lat ucp_put_bw ucp_get ucp_add ucp_fadd ucp_swap ucp_cswap"}
 
@@ -213,13 +215,13 @@ fi_pair() {
 	shift 8
 	# shellcheck disable=SC2086 # FI_PAIR_ENV: words, or nothing
 	in_ns "$sns" env FI_VERBS_IFACE="$sif" ${FI_PAIR_ENV:-} timeout 90 \
-		fi_pingpong -d "$sdev" -c -I 50 "$@" >"$so" 2>&1 &
+		fi_pingpong -d "$sdev" -c -I "$FI_ITERS" "$@" >"$so" 2>&1 &
 	spid=$!
 	wait_until 10 server_listening "$sns" "$FIPORT" ||
 		ktap_print_msg "fi_pingpong listens on nothing after 10 s"
 	# shellcheck disable=SC2086
 	in_ns "$cns" env FI_VERBS_IFACE="$cif" ${FI_PAIR_ENV:-} timeout 80 \
-		fi_pingpong -d "$cdev" -c -I 50 "$@" "$addr" \
+		fi_pingpong -d "$cdev" -c -I "$FI_ITERS" "$@" "$addr" \
 		>"$co" 2>&1 || rc=$?
 	if ! wait "$spid" && [ $rc -eq 0 ]; then
 		rc=1	# the server failed
