@@ -98,16 +98,18 @@ ktap_test_result "rdma link delete srnic0" rdma link delete srnic0
 ktap_test_result "rmmod srnic" srnic_unload
 
 # kmemleak (the debug test kernel): nothing may leak. It reports objects
-# older than 5 s only.
-if [ -w "$KMEMLEAK" ]; then
-	sleep 6
-	echo scan >"$KMEMLEAK"
+# older than 5 s only. Under scripts/kunit-guest.sh, which scans after
+# the tests and tells whose each leak is (SRNIC_KMEMLEAK_RUNNER_SCANS),
+# that scan is the verdict: a second one here would cost 20 s for nothing.
+if [ -n "${SRNIC_KMEMLEAK_RUNNER_SCANS:-}" ]; then
+	ktap_test_skip "kmemleak: no new leak" "the runner scans after the tests"
+elif [ -w "$KMEMLEAK" ] && sleep 6 && echo scan 2>/dev/null >"$KMEMLEAK"; then
 	leaks=$(cat "$KMEMLEAK")
 	[ -z "$leaks" ] && ktap_test_pass "kmemleak: no new leak" ||
 		{ printf '%s\n' "$leaks" | head -n 60 | sed 's/^/# /'
 		  ktap_test_fail "kmemleak: no new leak"; }
 else
-	ktap_test_skip "kmemleak: no new leak" "no $KMEMLEAK"
+	ktap_test_skip "kmemleak: no new leak" "no $KMEMLEAK, or kmemleak off"
 fi
 
 ktap_kernel_log_clean
