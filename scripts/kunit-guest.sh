@@ -44,8 +44,8 @@ watch_modules() {
 			seen[$k]=1
 			echo "$k" >>"$out/modules-seen.txt"
 		done </proc/modules
-		# read's timeout as the sleep: no process every 0.5 s (a fork
-		# and exec cost 0.1-0.2 s of CPU on this kernel)
+		# read's timeout as the sleep, as selftests/lib.sh's nap (not
+		# sourced here: it sets an EXIT trap): no process every 0.5 s
 		read -r -t 0.5 -u "$nap" _ || :
 	done
 }
@@ -70,6 +70,14 @@ kmemleak_scan() {	# FILE
 		say "kmemleak scan failed"
 	fi
 	cat "$leak" >"$1"
+}
+
+# kmemleak_verdict_scan WHAT: the scan scripts/kunit.sh judges
+# (kmemleak.txt), and one line saying what it found after WHAT.
+kmemleak_verdict_scan() {
+	local t0=$EPOCHSECONDS
+	kmemleak_scan "$out/kmemleak.txt"
+	say "kmemleak: $(grep -c '^unreferenced object' "$out/kmemleak.txt") suspected leak(s) $1 ($((EPOCHSECONDS - t0)) s to scan)"
 }
 if [ -w "$leak" ]; then
 	# No periodic scan thread (CONFIG_DEBUG_KMEMLEAK_AUTO_SCAN=n): the only
@@ -212,12 +220,13 @@ selftests)
 	fi
 	# This script scans kmemleak after them: a test need not.
 	[ -w "$leak" ] && export SRNIC_KMEMLEAK_RUNNER_SCANS=1
-	"$top/selftests/run_kselftests.sh" "$@" | tee "$out/selftests.ktap"
-	[ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+	# (No argument would mean every test: when all are late, none here.)
+	if [ ${#late[@]} -eq 0 ] || [ $# -gt 0 ]; then
+		"$top/selftests/run_kselftests.sh" "$@" | tee "$out/selftests.ktap"
+		[ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+	fi
 	if [ ${#late[@]} -gt 0 ]; then
-		t0=$(date +%s)
-		kmemleak_scan "$out/kmemleak.txt"
-		say "kmemleak: $(grep -c '^unreferenced object' "$out/kmemleak.txt") suspected leak(s) after ${*:-no test} ($(($(date +%s) - t0)) s to scan); off for ${late[*]}"
+		kmemleak_verdict_scan "after ${*:-no test}; off for ${late[*]}"
 		echo off >"$leak"
 		unset SRNIC_KMEMLEAK_RUNNER_SCANS
 		"$top/selftests/run_kselftests.sh" "${late[@]}" | tee -a "$out/selftests.ktap"
@@ -233,9 +242,7 @@ selftests)
 esac
 
 if [ -w "$leak" ] && [ ${#late[@]} -eq 0 ]; then
-	t0=$(date +%s)
-	kmemleak_scan "$out/kmemleak.txt"
-	say "kmemleak: $(grep -c '^unreferenced object' "$out/kmemleak.txt") suspected leak(s) ($(($(date +%s) - t0)) s to scan)"
+	kmemleak_verdict_scan "after the tests"
 fi
 stop_watch
 exit $rc

@@ -75,10 +75,10 @@ if [ -z "${SRNIC_RDMA_CORE_NO_REF:-}" ] && modprobe rdma_rxe 2>/dev/null; then
 	wait_until 10 rdma_gid_index rxe0 "$VETH_A_IP4" >/dev/null
 fi
 
-# run_suite NS DEV MODULE: "RESULT|test.id[|why]" lines (rdma_core_run.py).
-# run_suite NS DEV MODULE...: every file in one Python process (its start
-# and pyverbs' import cost 2-4 s a file under TCG: one process instead of
-# 19 saves about 50 s a kernel). Each file's lines are picked out by
+# run_suite NS DEV MODULE...: "RESULT|test.id[|why]" lines
+# (rdma_core_run.py), every file in one Python process (its start and
+# pyverbs' import cost 2-4 s a file under TCG: one process instead of 19
+# saves about 40 s a kernel). Each file's lines are picked out by
 # module_lines.
 run_suite() {
 	local ns=$1 dev=$2 out=${SRNIC_OUT:-$SRNIC_TMP}
