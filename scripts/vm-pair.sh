@@ -82,6 +82,11 @@ out=$(realpath "$out")
 rm -rf "$out/sync"
 mkdir -p "$out/sync"
 
+# The guests' monitors (vm.sh --monitor), and the links' Unix sockets:
+# in a short folder of their own (a socket path has at most 107 bytes).
+sockdir=$(mktemp -d /tmp/srnic-pair.XXXXXX)
+trap 'rm -rf "$sockdir"' EXIT
+
 # Each link's endpoint: a Unix socket (in a short folder of its own: a
 # socket path has at most 107 bytes), or with --tcp a port free on
 # 127.0.0.1 now.
@@ -96,8 +101,6 @@ if [ $tcp -eq 1 ]; then
 	done
 	end_up() { port_used "$1"; }
 else
-	sockdir=$(mktemp -d /tmp/srnic-pair.XXXXXX)
-	trap 'rm -rf "$sockdir"' EXIT
 	for ((i = 0; i < nlinks; i++)); do ends+=("$sockdir/link$i"); done
 	end_up() { [ -S "$1" ]; }
 fi
@@ -113,11 +116,35 @@ side() {	# SIDE PEER KERNEL LINKS...: one guest; its lines prefixed
 	SRNIC_SIDE=$s SRNIC_PEER_SIDE=$peer SRNIC_LINKS=$nlinks \
 		"$top/scripts/vm.sh" --kernel "$k" --smp "$smp" --mem "$mem" \
 		--timeout "$timeout_s" --out "$out/$s" --sync "$out/sync" \
+		--monitor "$sockdir/$s.monitor" \
 		"${splat[@]}" "$@" 2>&1 | sed -u "s/^/[$s] /"
 	rc=${PIPESTATUS[0]}
 	echo "$rc" >"$out/$s.rc"
 	[ "$rc" -eq 0 ] || echo "$s exited $rc" >>"$out/sync/abort"
 	return 0
+}
+
+# When a step fails, a guest writes its link's state to NAME.diag
+# (selftests/twohost_lib.sh th_diag); the host side of the same links is
+# in the QEMUs: both guests' virtio-net queues, as each QEMU sees them,
+# to DIR/NAME.queues (a transmit queue the guest filled and its QEMU
+# stopped draining, or a receive ring QEMU found empty and is waiting
+# for the guest to refill).
+watch_diag() {
+	local f n s
+	while :; do
+		for f in "$out"/a/*.diag "$out"/b/*.diag; do
+			[ -e "$f" ] || continue
+			n=${f##*/}
+			n=$out/${n%.diag}.queues
+			[ -e "$n" ] && continue
+			for s in a b; do
+				echo "== side $s"
+				"$top/scripts/qemu-hmp.py" "$sockdir/$s.monitor" --virtio-net 2>&1
+			done >"$n"
+		done
+		sleep 2
+	done
 }
 
 echo "$me: side a: $ka, side b: $kb, $nlinks link(s), out $out"
@@ -136,8 +163,13 @@ done
 side b a "$kb" "${links_b[@]}" -- "$@" &
 pid_b=$!
 trap 'kill $pid_a $pid_b 2>/dev/null' INT TERM HUP
+watch_diag &
+pid_w=$!
+trap 'kill $pid_a $pid_b $pid_w 2>/dev/null' INT TERM HUP
 wait $pid_a || true
 wait $pid_b || true
+kill $pid_w 2>/dev/null
+wait $pid_w 2>/dev/null || true
 trap - INT TERM HUP
 
 rc_a=$(cat "$out/a.rc" 2>/dev/null || echo 125)

@@ -9,7 +9,8 @@
 #   scripts/vm.sh [--kernel VER|BZIMAGE] [--moddir DIR] [--timeout SECS]
 #                 [--out DIR] [--mem MB] [--smp N] [--append ARGS]
 #                 [--fail-on-splat] [--share DIR] [--sync DIR]
-#                 [--link listen|connect:PATH|PORT:MAC]... -- COMMAND [ARGS...]
+#                 [--link listen|connect:PATH|PORT:MAC]... [--monitor PATH]
+#                 -- COMMAND [ARGS...]
 #
 #   --kernel VER      boot /boot/vmlinuz-VER (default: newest 6.1 installed);
 #                     or a path to a bzImage or an ELF vmlinux (the version
@@ -51,6 +52,10 @@
 #                     filesystem. netem in a guest adds loss where a test
 #                     wants it. Repeat --link for several links. The guest
 #                     loads virtio_net itself (modprobe virtio_net).
+#   --monitor PATH    QEMU's human monitor on a Unix socket at PATH (at most
+#                     107 bytes), for looking at the devices from the host
+#                     while the guest runs (vm-pair.sh: the links' virtio
+#                     queues when a step fails).
 #
 # Guest view: the host's / read-only (9p) under a tmpfs-backed overlay, so
 # the guest may write anywhere and every write vanishes at poweroff; fresh
@@ -98,7 +103,7 @@ usage() {
 }
 
 kernel='' moddir='' timeout_s=900 out='' mem=3072 smp=2 append='' fail_on_splat=0
-share='' sync='' links=()
+share='' sync='' links=() monitor=''
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kernel) [ $# -ge 2 ] || usage; kernel=$2; shift 2 ;;
@@ -112,6 +117,7 @@ while [ $# -gt 0 ]; do
 	--share) [ $# -ge 2 ] || usage; share=$2; shift 2 ;;
 	--sync) [ $# -ge 2 ] || usage; sync=$2; shift 2 ;;
 	--link) [ $# -ge 2 ] || usage; links+=("$2"); shift 2 ;;
+	--monitor) [ $# -ge 2 ] || usage; monitor=$2; shift 2 ;;
 	--) shift; break ;;
 	-h|--help) usage ;;
 	*) die "unknown option '$1' (the command goes after --)" ;;
@@ -497,6 +503,7 @@ for l in "${links[@]}"; do
 	n=$((n + 1))
 done
 
+[ -z "$monitor" ] || qemu+=(-monitor "unix:$monitor,server=on,wait=off")
 msg "kernel $kver, out dir $out${share:+, sharing $share}${links[0]:+, ${#links[@]} link(s)}"
 fifo=$(mktemp -u "${TMPDIR:-/tmp}/srnic-vm.XXXXXX")
 mkfifo -m 600 "$fifo"

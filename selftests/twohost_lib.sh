@@ -85,6 +85,26 @@ th_reap() {	# PID
 	wait "$1"
 }
 
+# th_diag: this side's link and device state, twice 2 s apart (are the
+# counters moving?): the NIC's per-queue counters (a transmit queue the
+# host no longer drains, a receive ring it no longer fills), the qdisc's
+# backlog, interrupts, free memory, and the RDMA device's counters.
+# Written to the results folder when a step fails.
+th_diag() {
+	local i
+	for i in 1 2; do
+		echo "== th_diag $i, $(cut -d' ' -f1 /proc/uptime) s"
+		ip -s -s link show dev "$TH_IF"
+		ethtool -S "$TH_IF" 2>&1 | grep -v ': 0$'
+		tc -s qdisc show dev "$TH_IF"
+		grep -i virtio /proc/interrupts
+		grep -E '^(MemFree|MemAvailable|Slab):' /proc/meminfo
+		cat /proc/net/softnet_stat
+		[ -z "${DEV:-}" ] || rdma statistic show link "$DEV/1" 2>&1
+		[ $i = 2 ] || nap 2
+	done
+}
+
 th_step() {	# DESC SRV_SIDE PORT SRV_CMD... -- CLI_CMD...
 	local desc=$1 srv_side=$2 port=$3 srv=() spid rc=0 name log
 	shift 3
@@ -123,6 +143,7 @@ th_step() {	# DESC SRV_SIDE PORT SRV_CMD... -- CLI_CMD...
 		ktap_test_pass "$desc"
 	else
 		ktap_print_msg "exit $rc"
+		th_diag >"${SRNIC_OUT:-$SRNIC_TMP}/$name.diag" 2>&1
 		tail -n 6 "$log" | sed 's/^/# /'
 		ktap_test_fail "$desc"
 	fi
