@@ -77,10 +77,11 @@ if [ $full -eq 1 ]; then
 		   SRNIC_SOAK_BYTES=8M SRNIC_SOAK_PINGS=80)
 	# On the debug kernel the soak volumes outlast a session (2026-12-07:
 	# srnic_bad_input 524 s, srnic_hostile 534, srnic_vfuzz 386, then
-	# srnic_fuzz_rx's 100000 packets over 30 minutes), so check-full runs
-	# them in four parts, each a guest boot and a stage of its own that
-	# --only can run alone: the error paths, the users (rdma-core, rdma_cm,
-	# NVMe-oF, NFS, interop, the wire), srnic_rc, and the soak.
+	# srnic_fuzz_rx's 100000 packets not sent after 24 minutes), so
+	# check-full runs them in four parts, each a guest boot and a stage of
+	# its own that --only can run alone: the error paths, the users
+	# (rdma-core, rdma_cm, NVMe-oF, NFS, interop, the wire), srnic_rc, and
+	# the soak.
 	debug_parts=("srnic_basic.sh srnic_bad_input.sh srnic_hostile.sh
 		      srnic_vfuzz.sh srnic_fuzz_rx.sh srnic_kqp.sh"
 		     "rdma_core_tests.sh srnic_cm.sh srnic_nvme.sh srnic_nfs.sh

@@ -87,9 +87,8 @@ mkdir -p "$out/sync"
 sockdir=$(mktemp -d /tmp/srnic-pair.XXXXXX)
 trap 'rm -rf "$sockdir"' EXIT
 
-# Each link's endpoint: a Unix socket (in a short folder of its own: a
-# socket path has at most 107 bytes), or with --tcp a port free on
-# 127.0.0.1 now.
+# Each link's endpoint: a Unix socket in $sockdir, or with --tcp a port
+# free on 127.0.0.1 now.
 ends=()
 if [ $tcp -eq 1 ]; then
 	port_used() { ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; }
@@ -162,7 +161,6 @@ for ((i = 0; i < 3000; i++)); do
 done
 side b a "$kb" "${links_b[@]}" -- "$@" &
 pid_b=$!
-trap 'kill $pid_a $pid_b 2>/dev/null' INT TERM HUP
 watch_diag &
 pid_w=$!
 trap 'kill $pid_a $pid_b $pid_w 2>/dev/null' INT TERM HUP
