@@ -24,7 +24,8 @@
 #	setup_ns VAR...			(VAR=<lowercase var>-XXXXXX, a new netns)
 #	setup_veth_pair NS_A NS_B	(veth NS_A<->NS_B ("-": current netns),
 #					 10.99.X.0/24 and fd00:99:X::/64, X
-#					 allocated;
+#					 allocated; permanent neighbour
+#					 entries both ways;
 #					 sets VETH_A VETH_B
 #					 VETH_A_IP4 VETH_B_IP4 VETH_A_IP6 VETH_B_IP6)
 #	defer CMD...			(run CMD at exit, last registered first)
@@ -288,7 +289,8 @@ __ip_in() {	# NS ARGS...: ip in netns NS, "-" being the current one
 # setup_veth_pair NS_A NS_B: a veth pair with one end in each netns
 # (namespace names, e.g. "$NS_A"; "-" is the current netns), addresses
 # 10.99.X.1/24 + fd00:99:X::1/64 on the NS_A end and .2 / ::2 on the NS_B
-# end, both up.  X is allocated (__veth_subnet_alloc).  Exports VETH_A
+# end, both up, each end's neighbour entry for the other permanent
+# (__veth_neigh_permanent).  X is allocated (__veth_subnet_alloc).  Exports VETH_A
 # VETH_B (ifnames: vethXa, vethXb), VETH_A_IP4 VETH_B_IP4 VETH_A_IP6
 # VETH_B_IP6 (addresses, no prefix length; the IPv6 ones empty on a kernel
 # booted with ipv6.disable=1).  A veth end in the current netns
@@ -318,7 +320,30 @@ setup_veth_pair() {
 		VETH_A_IP6='' VETH_B_IP6=''
 	fi &&
 	__ip_in "$a" link set "$VETH_A" up &&
-	__ip_in "$b" link set "$VETH_B" up
+	__ip_in "$b" link set "$VETH_B" up &&
+	__veth_neigh_permanent "$a" "$b"
+}
+
+# __veth_neigh_permanent NS_A NS_B: each end knows the other's MAC for
+# good (IPv4 and IPv6). Tests put netem loss on these links; a lost ARP
+# or neighbour solicitation would then fail a modify_qp to RTR (the RDMA
+# core resolves the destination MAC within 1 s: ETIMEDOUT) or an rdma_cm
+# address resolution, a failure of the test's link, not of the driver.
+# No test changes a veth end's MAC address.
+__veth_neigh_permanent() {
+	local a=$1 b=$2 mac_a mac_b
+	mac_a=$(__ip_in "$a" -br link show dev "$VETH_A" | awk '{ print $3 }')
+	mac_b=$(__ip_in "$b" -br link show dev "$VETH_B" | awk '{ print $3 }')
+	[ -n "$mac_a" ] && [ -n "$mac_b" ] || return 1
+	__ip_in "$a" neigh replace "$VETH_B_IP4" lladdr "$mac_b" \
+		dev "$VETH_A" nud permanent &&
+	__ip_in "$b" neigh replace "$VETH_A_IP4" lladdr "$mac_a" \
+		dev "$VETH_B" nud permanent || return 1
+	[ -n "$VETH_A_IP6" ] || return 0
+	__ip_in "$a" neigh replace "$VETH_B_IP6" lladdr "$mac_b" \
+		dev "$VETH_A" nud permanent &&
+	__ip_in "$b" neigh replace "$VETH_A_IP6" lladdr "$mac_a" \
+		dev "$VETH_B" nud permanent
 }
 
 # --- kernel log --------------------------------------------------------------
