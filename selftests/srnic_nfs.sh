@@ -19,13 +19,17 @@ PORT=20049
 
 srnic_require
 require_cmd rpc.nfsd rpc.mountd exportfs mount.nfs fio timeout
+# A kernel without the NFS server or NFS/RDMA (the debug test kernel)
+# cannot run this test at all.
+for m in nfsd rpcrdma nfsv4; do
+	modprobe -q "$m" 2>/dev/null || ktap_skip_rest "no $m module"
+done
 ktap_print_header
 ktap_set_plan 12
 
 dmesg_mark
 ktap_test_result "insmod srnic.ko" srnic_load || srnic_bail "no module"
 defer srnic_unload
-modprobe -a nfsd rpcrdma nfsv4 >/dev/null 2>&1
 setup_ns NS_A && setup_veth_pair "$NS_A" - ||
 	ktap_skip_rest "cannot create namespaces/veth"
 CLI_IP=$VETH_A_IP4 SRV_IP=$VETH_B_IP4
