@@ -331,19 +331,18 @@ setup_veth_pair() {
 # address resolution, a failure of the test's link, not of the driver.
 # No test changes a veth end's MAC address.
 __veth_neigh_permanent() {
-	local a=$1 b=$2 mac_a mac_b
+	local a=$1 b=$2 mac_a mac_b v ip_a ip_b
 	mac_a=$(__ip_in "$a" -br link show dev "$VETH_A" | awk '{ print $3 }')
 	mac_b=$(__ip_in "$b" -br link show dev "$VETH_B" | awk '{ print $3 }')
 	[ -n "$mac_a" ] && [ -n "$mac_b" ] || return 1
-	__ip_in "$a" neigh replace "$VETH_B_IP4" lladdr "$mac_b" \
-		dev "$VETH_A" nud permanent &&
-	__ip_in "$b" neigh replace "$VETH_A_IP4" lladdr "$mac_a" \
-		dev "$VETH_B" nud permanent || return 1
-	[ -n "$VETH_A_IP6" ] || return 0
-	__ip_in "$a" neigh replace "$VETH_B_IP6" lladdr "$mac_b" \
-		dev "$VETH_A" nud permanent &&
-	__ip_in "$b" neigh replace "$VETH_A_IP6" lladdr "$mac_a" \
-		dev "$VETH_B" nud permanent
+	for v in 4 6; do
+		ip_a=VETH_A_IP$v ip_b=VETH_B_IP$v
+		[ -n "${!ip_a}" ] || continue	# ipv6.disable=1
+		__ip_in "$a" neigh replace "${!ip_b}" lladdr "$mac_b" \
+			dev "$VETH_A" nud permanent &&
+		__ip_in "$b" neigh replace "${!ip_a}" lladdr "$mac_a" \
+			dev "$VETH_B" nud permanent || return 1
+	done
 }
 
 # --- kernel log --------------------------------------------------------------
